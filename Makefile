@@ -1,0 +1,43 @@
+# Set-up and everyday commands. `make demo` and `make test` build .venv themselves on a fresh machine.
+SHELL := /bin/bash
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+# First interpreter >= 3.12 found: python3.13, python3.12, then pyenv-managed versions.
+find_python = for cand in "python3.13" "python3.12" "PYENV_VERSION=3.13.0 python3.13" \
+	"PYENV_VERSION=3.12.1 python3.12" "python3"; do \
+	  if env $$cand -c 'import sys; sys.exit(sys.version_info < (3, 12))' >/dev/null 2>&1; then \
+	    echo "$$cand"; break; fi; done
+
+.PHONY: venv demo test test-fast lint bench clean
+
+$(STAMP): pyproject.toml
+	@PYTHON="$$($(find_python))"; \
+	if [ -z "$$PYTHON" ]; then echo "error: no Python >= 3.12 found (tried python3.13, python3.12)" >&2; exit 1; fi; \
+	echo "Using $$PYTHON"; \
+	env $$PYTHON -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e ".[test]"
+	@touch $(STAMP)
+
+venv: $(STAMP)
+
+demo: $(STAMP)
+	$(PY) -m pymc_kernel_steps.demo
+
+test: $(STAMP)
+	$(PY) -m pytest -n 2 --durations=15
+
+test-fast: $(STAMP)
+	$(PY) -m pytest -n 2 -m "not slow"
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+bench: $(STAMP)
+	$(PY) benchmarks/run.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache *.egg-info

@@ -1,0 +1,17 @@
+"""Gradient-free kernel adaptive MCMC step methods for PyMC."""
+
+from . import core
+from ._version import __version__
+from .core import GaussianKernel, LinearKernel, MaternKernel, RationalQuadraticKernel
+from .steps import KAMH, AdaptiveMetropolis
+
+__all__ = [
+    "KAMH",
+    "AdaptiveMetropolis",
+    "GaussianKernel",
+    "LinearKernel",
+    "MaternKernel",
+    "RationalQuadraticKernel",
+    "__version__",
+    "core",
+]

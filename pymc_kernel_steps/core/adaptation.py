@@ -1,0 +1,121 @@
+"""Adaptation schedules: vanishing adaptation, Robbins–Monro scale, dual averaging."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+__all__ = [
+    "DualAveraging",
+    "RobbinsMonroScale",
+    "adaptation_probability",
+]
+
+
+def adaptation_probability(iteration: int, offset: float = 100.0, exponent: float = 0.5) -> float:
+    """Probability ``a_t = min(1, (1 + t / offset)^(-exponent))`` of adapting at iteration ``t``.
+
+    With ``0 < exponent ≤ 1`` the probabilities vanish (``a_t → 0``) while their sum diverges,
+    the diminishing-adaptation condition under which adaptive MCMC stays ergodic.
+    """
+    if not 0 < exponent <= 1:
+        raise ValueError(f"`exponent` must lie in (0, 1], got {exponent}.")
+    if offset <= 0:
+        raise ValueError(f"`offset` must be positive, got {offset}.")
+    return min(1.0, (1.0 + iteration / offset) ** (-exponent))
+
+
+@dataclass
+class RobbinsMonroScale:
+    """Robbins–Monro adaptation of a log scale towards a target acceptance rate.
+
+    ``log_scale ← log_scale + (t + 1)^(-exponent) (α_t − target)``, where ``α_t`` is the
+    acceptance probability of iteration ``t``.
+    """
+
+    log_scale: float
+    target: float = 0.234
+    exponent: float = 0.6
+    iteration: int = 0
+
+    def __post_init__(self):
+        if not 0 < self.target < 1:
+            raise ValueError(f"target acceptance must lie in (0, 1), got {self.target}.")
+        if not 0.5 < self.exponent <= 1:
+            raise ValueError(f"`exponent` must lie in (0.5, 1], got {self.exponent}.")
+
+    @property
+    def scale(self) -> float:
+        return math.exp(self.log_scale)
+
+    def update(self, accept_prob: float) -> float:
+        """Move the log scale given this iteration's acceptance probability; return the scale."""
+        gain = (self.iteration + 1.0) ** (-self.exponent)
+        self.log_scale += gain * (accept_prob - self.target)
+        self.iteration += 1
+        return self.scale
+
+
+@dataclass
+class DualAveraging:
+    """Nesterov dual averaging of a log step size (Hoffman & Gelman 2014, Alg. 5).
+
+    Parameters
+    ----------
+    initial_step_size : float
+        Starting step size; ``μ = log(10 ε₀)`` is the shrinkage point.
+    target : float
+        Target mean acceptance probability.
+    gamma, t0, kappa : float
+        The usual constants (0.05, 10, 0.75).
+    """
+
+    initial_step_size: float
+    target: float = 0.8
+    gamma: float = 0.05
+    t0: float = 10.0
+    kappa: float = 0.75
+    iteration: int = 0
+    error_sum: float = 0.0
+    log_averaged: float = 0.0
+    log_step: float = float("nan")
+
+    def __post_init__(self):
+        if not self.initial_step_size > 0:
+            raise ValueError(f"`step_size` must be positive, got {self.initial_step_size}.")
+        if not 0 < self.target < 1:
+            raise ValueError(f"target acceptance must lie in (0, 1), got {self.target}.")
+        if math.isnan(self.log_step):
+            self.log_step = math.log(self.initial_step_size)
+        self.mu = math.log(10.0 * self.initial_step_size)
+
+    @property
+    def step_size(self) -> float:
+        """Step size to use while adapting."""
+        return math.exp(self.log_step)
+
+    @property
+    def final_step_size(self) -> float:
+        """Averaged step size to freeze at the end of tuning."""
+        return math.exp(self.log_averaged) if self.iteration else self.initial_step_size
+
+    def update(self, accept_prob: float) -> float:
+        """Feed one acceptance probability; return the next step size."""
+        accept_prob = 0.0 if not math.isfinite(accept_prob) else accept_prob
+        self.iteration += 1
+        t = self.iteration
+        w = 1.0 / (t + self.t0)
+        self.error_sum = (1 - w) * self.error_sum + w * (self.target - accept_prob)
+        self.log_step = self.mu - math.sqrt(t) / self.gamma * self.error_sum
+        eta = t ** (-self.kappa)
+        self.log_averaged = eta * self.log_step + (1 - eta) * self.log_averaged
+        return self.step_size
+
+    def restart(self, step_size: float) -> None:
+        """Restart the averaging around a new step size (e.g. after a mass-matrix change)."""
+        self.initial_step_size = step_size
+        self.mu = math.log(10.0 * step_size)
+        self.iteration = 0
+        self.error_sum = 0.0
+        self.log_averaged = 0.0
+        self.log_step = math.log(step_size)

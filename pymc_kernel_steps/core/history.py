@@ -1,0 +1,65 @@
+"""Chain history buffer with uniform sub-sampling."""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["ChainHistory"]
+
+
+class ChainHistory:
+    """Growable buffer of the states a chain has visited (repeats after rejections included).
+
+    Parameters
+    ----------
+    dim : int
+        Dimension of the states.
+    capacity : int
+        Initial capacity; the buffer doubles when full.
+    """
+
+    def __init__(self, dim: int, capacity: int = 1024):
+        if dim < 1:
+            raise ValueError(f"`dim` must be at least 1, got {dim}.")
+        self._data = np.empty((max(int(capacity), 1), int(dim)))
+        self._size = 0
+
+    def __len__(self) -> int:
+        return self._size
+
+    @property
+    def dim(self) -> int:
+        return self._data.shape[1]
+
+    @property
+    def points(self) -> np.ndarray:
+        """Read-only view of the stored states, shape (n, d), oldest first."""
+        view = self._data[: self._size]
+        view.flags.writeable = False
+        return view
+
+    def append(self, x) -> None:
+        """Store one state."""
+        if self._size == self._data.shape[0]:
+            grown = np.empty((2 * self._data.shape[0], self.dim))
+            grown[: self._size] = self._data[: self._size]
+            self._data = grown
+        self._data[self._size] = x
+        self._size += 1
+
+    def subsample(self, rng: np.random.Generator, size: int, start: int = 0) -> np.ndarray:
+        """Uniform sub-sample without replacement of at most ``size`` of the states stored from
+        index ``start`` on (a copy)."""
+        if size < 1:
+            raise ValueError(f"`size` must be at least 1, got {size}.")
+        start = min(max(int(start), 0), self._size)
+        available = self._size - start
+        if size >= available:
+            return self._data[start : self._size].copy()
+        index = start + rng.choice(available, size=size, replace=False)
+        index.sort()
+        return self._data[index]
+
+    def tail(self, count: int) -> np.ndarray:
+        """The last ``count`` states (a copy)."""
+        return self._data[max(self._size - count, 0) : self._size].copy()

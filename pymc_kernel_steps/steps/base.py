@@ -1,0 +1,291 @@
+"""The shared base of every step method in this package.
+
+It compiles the model's log density for the step's block once, evaluates it once per iteration
+(at the proposal), keeps the current point's value, holds all per-chain state in one
+``sampling_state`` field, and turns each transition's info into PyMC sample stats.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+from pymc.blocking import RaveledVars
+from pymc.model import modelcontext
+from pymc.pytensorf import compile as pm_compile
+from pymc.pytensorf import join_nonshared_inputs, make_shared_replacements, reseed_rngs
+from pymc.step_methods.arraystep import ArrayStepShared
+from pymc.step_methods.compound import Competence, StepMethodState
+from pymc.step_methods.state import dataclass_state
+from pymc.util import get_random_generator, get_value_vars_from_user_vars
+from pymc.vartypes import discrete_types
+from rich.progress import TextColumn
+from rich.table import Column
+
+from ..core.adaptation import adaptation_probability
+from ..core.history import ChainHistory
+
+__all__ = ["ChainState", "KernelStep", "KernelStepState"]
+
+
+@dataclass
+class ChainState:
+    """Everything that belongs to one chain; reset by ``setup_chain``.
+
+    Subclasses add their own fields (surrogate, adaptation state, ...).
+    """
+
+    history: ChainHistory
+    iteration: int = 0
+    current_point: np.ndarray | None = None
+    current_logp: float = math.nan
+    outside_values: list[np.ndarray] = field(default_factory=list)
+    adaptation_iteration: int = 0
+
+
+@dataclass_state
+class KernelStepState(StepMethodState):
+    tune: bool
+    chain: Any
+
+
+class KernelStep(ArrayStepShared):
+    """Base class of the step methods in this package (not used directly).
+
+    Subclasses implement :meth:`_new_chain`, :meth:`_propose` and :meth:`_adapt`, and may extend
+    ``stats_dtypes_shapes``. A proposal returns ``(x_new, log_correction, info)`` where
+    ``log_correction`` is added to ``log π(x_new) − log π(x)`` in the acceptance ratio (the
+    Hastings ratio of the proposal densities, or the kinetic-energy difference for HMC moves).
+
+    Parameters
+    ----------
+    vars : list of variables, optional
+        Continuous free variables to sample; default all of the model's.
+    model : pymc.Model, optional
+    initial_point : dict, optional
+        Point at which the values of variables outside the block are taken for compilation.
+    compile_kwargs : dict, optional
+        Passed to :func:`pymc.pytensorf.compile` (for example ``{"mode": "CVM"}``).
+    rng : RandomGenerator, optional
+    blocked : bool
+        Ignored (the step always updates its whole block jointly); accepted for PyMC.
+    adapt_after_tuning : bool
+        If False (default) adaptation stops at the end of tuning and the draws come from a fixed,
+        exact Metropolis–Hastings kernel. If True adaptation continues through the draws with
+        vanishing probability ``a_t = (1 + t/100)^(-1/2)`` (diminishing adaptation, as in the
+        papers): asymptotically exact, but the draws are not from a fixed kernel.
+    """
+
+    name = "kernel_step"
+    default_blocked = True
+    _state_class = KernelStepState
+    progress_scale_stat: ClassVar[str] = "scale"
+    progress_scale_label: ClassVar[str] = "Scale"
+
+    stats_dtypes_shapes: ClassVar[dict] = {
+        "accept": (np.float64, []),
+        "accepted": (np.float64, []),
+        "logp_evals": (np.int64, []),
+        "tune": (bool, []),
+        "model_logp": (np.float64, []),
+    }
+
+    def __init__(
+        self,
+        vars=None,
+        *,
+        model=None,
+        initial_point=None,
+        compile_kwargs: dict | None = None,
+        rng=None,
+        blocked: bool = True,
+        adapt_after_tuning: bool = False,
+    ):
+        model = modelcontext(model)
+        if initial_point is None:
+            initial_point = model.initial_point()
+        vars = model.value_vars if vars is None else get_value_vars_from_user_vars(vars, model)
+        for var in vars:
+            if var.dtype in discrete_types:
+                raise ValueError(
+                    f"{type(self).__name__} samples continuous variables only, but variable "
+                    f"{var.name!r} is discrete ({var.dtype}). Assign it to another step method, "
+                    "e.g. pm.Metropolis or pm.CategoricalGibbsMetropolis."
+                )
+        self.dim = int(sum(np.prod(initial_point[v.name].shape, dtype=int) for v in vars))
+        if self.dim == 0:
+            raise ValueError(f"{type(self).__name__} got variables of total size zero.")
+        self.adapt_after_tuning = bool(adapt_after_tuning)
+
+        shared = make_shared_replacements(initial_point, vars, model)
+        [logp], raveled_input = join_nonshared_inputs(
+            point=initial_point, outputs=[model.logp()], inputs=vars, shared_inputs=shared
+        )
+        self._logp_fn, rng_updates = pm_compile(
+            [raveled_input],
+            logp,
+            random_seed=False,
+            return_updates=True,
+            **(compile_kwargs or {}),
+        )
+        self._logp_fn.trust_input = True
+        self._logp_rngs = list(rng_updates)
+        self.noisy_logp = bool(self._logp_rngs)
+        if self.noisy_logp:
+            # A log-density estimate is not the model's log density: do not report it as such.
+            self.stats_dtypes_shapes = {
+                k: v for k, v in self.stats_dtypes_shapes.items() if k != "model_logp"
+            }
+            self.stats_dtypes = [{k: v[0] for k, v in self.stats_dtypes_shapes.items()}]
+
+        super().__init__(vars, shared, blocked=True, rng=rng)
+        self.tune = True
+        self.chain = self._new_chain()
+
+    # ------------------------------------------------------------------ chain set-up and tuning
+    def setup_chain(self, rng, tune: int, draws: int) -> None:
+        """Reset every per-chain quantity (parallel chains call only this and ``stop_tuning``)."""
+        self.rng = get_random_generator(rng, copy=False)
+        self.tune = tune > 0
+        if self._logp_rngs:
+            reseed_rngs(self._logp_rngs, self.rng.integers(2**63))
+        self.chain = self._new_chain()
+
+    def stop_tuning(self) -> None:
+        """Freeze adaptation (unless ``adapt_after_tuning``)."""
+        self.tune = False
+        self._on_stop_tuning()
+
+    def _on_stop_tuning(self) -> None:
+        """Hook for subclasses (e.g. to fix an averaged step size)."""
+
+    def _new_chain(self) -> ChainState:
+        return ChainState(history=ChainHistory(self.dim))
+
+    # ------------------------------------------------------------------ log density
+    def _evaluate_logp(self, x: np.ndarray) -> float:
+        value = float(self._logp_fn(x))
+        return value if not math.isnan(value) else -math.inf
+
+    def _outside_changed(self) -> bool:
+        previous = self.chain.outside_values
+        if len(previous) != len(self.shared):
+            return True
+        return any(
+            not np.array_equal(shared.get_value(borrow=True), old)
+            for shared, old in zip(self.shared.values(), previous, strict=True)
+        )
+
+    def _snapshot_outside(self) -> None:
+        self.chain.outside_values = [
+            np.array(shared.get_value(borrow=True), copy=True) for shared in self.shared.values()
+        ]
+
+    def _current_logp(self, x: np.ndarray) -> tuple[float, int]:
+        """Log density at the current point: cached unless the point or the rest of the model
+        changed since it was computed (compound sampling); returns (value, evaluations)."""
+        chain = self.chain
+        if (
+            chain.current_point is not None
+            and np.array_equal(chain.current_point, x)
+            and not (self.shared and self._outside_changed())
+        ):
+            return chain.current_logp, 0
+        chain.current_logp = self._evaluate_logp(x)
+        chain.current_point = x.copy()
+        if self.shared:
+            self._snapshot_outside()
+        return chain.current_logp, 1
+
+    # ------------------------------------------------------------------ the transition
+    def _propose(self, x: np.ndarray) -> tuple[np.ndarray, float, dict]:  # pragma: no cover
+        raise NotImplementedError
+
+    def _record(self, x_new: np.ndarray, accepted: bool, info: dict) -> None:
+        """Hook called after every accept/reject decision (e.g. to keep caches in step)."""
+
+    def _adapt(self, x: np.ndarray, accept_prob: float, info: dict) -> None:
+        """Update adaptation state after a transition (only called while adapting)."""
+
+    def _transition_stats(self, info: dict) -> dict:
+        """Sampler-specific stats of this iteration."""
+        return {}
+
+    def _adapting(self) -> bool:
+        if self.tune:
+            return True
+        if not self.adapt_after_tuning:
+            return False
+        chain = self.chain
+        return self.rng.uniform() < adaptation_probability(chain.adaptation_iteration)
+
+    def astep(self, q0: RaveledVars) -> tuple[RaveledVars, list[dict[str, Any]]]:
+        chain = self.chain
+        x = q0.data
+        logp_current, evaluations = self._current_logp(x)
+
+        proposal, log_correction, info = self._propose(x)
+        if np.all(np.isfinite(proposal)) and math.isfinite(log_correction):
+            logp_proposal = self._evaluate_logp(proposal)
+            evaluations += 1
+            log_ratio = logp_proposal - logp_current + log_correction
+        else:  # a diverged trajectory or degenerate proposal: rejected without evaluating
+            logp_proposal = -math.inf
+            log_ratio = -math.inf
+        if math.isnan(log_ratio):
+            log_ratio = -math.inf
+        accept_prob = math.exp(min(0.0, log_ratio))
+        accepted = math.log(self.rng.uniform()) < log_ratio
+        if accepted:
+            x_new = proposal
+            chain.current_logp = logp_proposal
+        else:
+            x_new = x
+        chain.current_point = np.array(x_new, copy=True)
+        chain.history.append(x_new)
+        chain.iteration += 1
+        self._record(chain.current_point, accepted, info)
+        if self._adapting():
+            self._adapt(x_new, accept_prob, info)
+            chain.adaptation_iteration += 1
+
+        stats = {
+            "accept": accept_prob,
+            "accepted": float(accepted),
+            "logp_evals": evaluations,
+            "tune": self.tune,
+            **self._transition_stats(info),
+        }
+        if not self.noisy_logp:
+            stats["model_logp"] = chain.current_logp
+        return RaveledVars(chain.current_point.copy(), q0.point_map_info), [stats]
+
+    # ------------------------------------------------------------------ PyMC integration
+    @staticmethod
+    def competence(var, has_grad):
+        if var.dtype in discrete_types:
+            return Competence.INCOMPATIBLE
+        return Competence.COMPATIBLE
+
+    def _progressbar_config(self, n_chains=1):
+        columns = [
+            TextColumn("{task.fields[accept_rate]:0.2f}", table_column=Column("Accept", ratio=1)),
+            TextColumn(
+                "{task.fields[kernel_scale]:0.3g}",
+                table_column=Column(self.progress_scale_label, ratio=1),
+            ),
+        ]
+        return columns, {"accept_rate": [0.0] * n_chains, "kernel_scale": [0.0] * n_chains}
+
+    def _make_progressbar_update_functions(self):
+        scale_stat = self.progress_scale_stat
+
+        def update_stats(step_stats):
+            return {
+                "accept_rate": step_stats["accept"],
+                "kernel_scale": step_stats.get(scale_stat, math.nan),
+            }
+
+        return (update_stats,)

@@ -1,0 +1,286 @@
+"""Kernel Adaptive Metropolis–Hastings (paper 001) and Adaptive Metropolis as its linear case."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..core.adaptation import RobbinsMonroScale
+from ..core.history import ChainHistory
+from ..core.kernels import GaussianKernel, Kernel, LinearKernel, median_lengthscale
+from ..core.proposals import gaussian_random_walk, kamh_feature_covariance
+from .base import ChainState, KernelStep
+
+__all__ = ["KAMH", "AdaptiveMetropolis"]
+
+#: optimal random-walk scale factor for Gaussian targets (Roberts, Gelman & Gilks 1997)
+_RW_FACTOR = 2.38
+
+
+@dataclass
+class KAMHChain(ChainState):
+    """Per-chain state of :class:`KAMH`."""
+
+    rw_scale: RobbinsMonroScale | None = None  # random-walk phase: log of the proposal sd
+    nu2_scale: RobbinsMonroScale | None = None  # KAMH phase: log ν²
+    subsample: np.ndarray | None = None
+    kernel: Kernel | None = None
+    gamma_abs: float = math.nan
+    feature_cov_current: np.ndarray | None = None  # Mᵀ H M at feature_cov_point, for reuse
+    feature_cov_point: np.ndarray | None = None
+
+
+class KAMH(KernelStep):
+    r"""Kernel Adaptive Metropolis–Hastings (Sejdinovic et al., ICML 2014).
+
+    Proposes ``x* ~ N(x, R(x))`` with ``R(x) = γ² I + ν² Mᵀ H M``: the covariance of the chain's
+    history in the RKHS of ``kernel``, pulled back to the input space at ``x`` (rows of ``M`` are
+    ``2 ∇ₓ k(x, z_i)`` for a sub-sample ``z`` of the history, ``H`` centres). On curved targets it
+    proposes along the local shape of the posterior. Both proposal densities enter the acceptance
+    ratio, so the move is an exact Metropolis–Hastings step for fixed ``(z, ℓ, ν²)``.
+
+    Needs no gradient and evaluates the log density once per iteration.
+
+    Parameters
+    ----------
+    vars : list of variables, optional
+        Continuous variables to sample (default: all free variables of the model).
+    kernel : Kernel, optional
+        Default: :class:`~pymc_kernel_steps.core.GaussianKernel` whose lengthscale is set by the
+        median heuristic each time the sub-sample is refreshed during tuning. A kernel you pass is
+        used as given (its lengthscale is not changed).
+    subsample_size : int
+        Number ``n`` of history points in the sub-sample ``z`` (default 500).
+    gamma : float
+        Exploration noise ``γ`` *relative to the target's scale*: the absolute ``γ`` is
+        ``gamma × sqrt(trace(Cov(z)) / d)``, re-estimated with the sub-sample (default 0.2).
+    nu2 : float, optional
+        Fixed ``ν²``. Default: learned during tuning by Robbins–Monro towards ``target_accept``.
+    target_accept : float
+        Target acceptance rate of the ``ν²`` adaptation (default 0.234).
+    min_history : int, optional
+        While the history is shorter, the step is an adaptive random walk ``N(x, s² I)`` with
+        ``s`` tuned towards ``target_accept`` (default ``max(50, 10 d)``).
+    refresh_interval : int
+        During tuning the sub-sample (and the default kernel's lengthscale) is redrawn every
+        ``refresh_interval`` iterations (default 20).
+    adapt_after_tuning : bool
+        Keep adapting through the draws with vanishing probability (see :class:`KernelStep`).
+    model, initial_point, compile_kwargs, rng, blocked
+        As for PyMC's step methods.
+
+    Notes
+    -----
+    Sample stats: ``accept``, ``accepted``, ``logp_evals``, ``tune``, ``model_logp`` (not for
+    noisy log densities), ``nu2``, ``gamma``, ``lengthscale`` (NaN for a kernel without one),
+    ``n_history`` and ``random_walk`` (True in the initial random-walk phase).
+    """
+
+    name = "kamh"
+    progress_scale_stat = "nu2"
+    progress_scale_label = "ν²"
+
+    stats_dtypes_shapes = {
+        **KernelStep.stats_dtypes_shapes,
+        "nu2": (np.float64, []),
+        "gamma": (np.float64, []),
+        "lengthscale": (np.float64, []),
+        "n_history": (np.int64, []),
+        "random_walk": (bool, []),
+    }
+
+    def __init__(
+        self,
+        vars=None,
+        *,
+        kernel: Kernel | None = None,
+        subsample_size: int = 500,
+        gamma: float = 0.2,
+        nu2: float | None = None,
+        target_accept: float = 0.234,
+        min_history: int | None = None,
+        refresh_interval: int = 20,
+        adapt_after_tuning: bool = False,
+        model=None,
+        initial_point=None,
+        compile_kwargs=None,
+        rng=None,
+        blocked: bool = True,
+    ):
+        if kernel is not None and not isinstance(kernel, Kernel):
+            raise TypeError(f"`kernel` must be a pymc_kernel_steps Kernel, got {kernel!r}.")
+        _require_int("subsample_size", subsample_size, minimum=2)
+        _require_int("refresh_interval", refresh_interval, minimum=1)
+        if min_history is not None:
+            _require_int("min_history", min_history, minimum=2)
+        if not (np.isfinite(gamma) and gamma > 0):
+            raise ValueError(f"`gamma` must be a positive finite number, got {gamma!r}.")
+        if nu2 is not None and not (np.isfinite(nu2) and nu2 > 0):
+            raise ValueError(f"`nu2` must be a positive finite number, got {nu2!r}.")
+        if not 0 < target_accept < 1:
+            raise ValueError(f"`target_accept` must lie in (0, 1), got {target_accept!r}.")
+        self.kernel = kernel
+        self.subsample_size = int(subsample_size)
+        self.gamma = float(gamma)
+        self.fixed_nu2 = nu2
+        self.target_accept = float(target_accept)
+        self.refresh_interval = int(refresh_interval)
+        self._min_history_arg = min_history
+        super().__init__(
+            vars,
+            model=model,
+            initial_point=initial_point,
+            compile_kwargs=compile_kwargs,
+            rng=rng,
+            blocked=blocked,
+            adapt_after_tuning=adapt_after_tuning,
+        )
+
+    @property
+    def min_history(self) -> int:
+        if self._min_history_arg is not None:
+            return self._min_history_arg
+        return max(50, 10 * self.dim)
+
+    def _new_chain(self) -> KAMHChain:
+        chain = KAMHChain(history=ChainHistory(self.dim))
+        chain.rw_scale = RobbinsMonroScale(
+            math.log(_RW_FACTOR / math.sqrt(self.dim)), target=self.target_accept
+        )
+        return chain
+
+    # ------------------------------------------------------------------ proposal
+    def _covariance(self, feature_cov: np.ndarray) -> np.ndarray:
+        chain = self.chain
+        R = self._nu2() * feature_cov
+        R.flat[:: self.dim + 1] += chain.gamma_abs**2
+        return R
+
+    def _nu2(self) -> float:
+        if self.fixed_nu2 is not None:
+            return self.fixed_nu2
+        return self.chain.nu2_scale.scale
+
+    def _feature_cov(self, x: np.ndarray) -> np.ndarray:
+        chain = self.chain
+        return kamh_feature_covariance(x, chain.subsample, chain.kernel)
+
+    def _propose(self, x):
+        chain = self.chain
+        if chain.subsample is None:
+            scale = chain.rw_scale.scale
+            return x + scale * self.rng.standard_normal(self.dim), 0.0, {"random_walk": True}
+
+        if chain.feature_cov_current is None or not np.array_equal(chain.feature_cov_point, x):
+            chain.feature_cov_current = self._feature_cov(x)
+            chain.feature_cov_point = np.array(x, copy=True)
+        chol_here = _cholesky(self._covariance(chain.feature_cov_current))
+        computed = {}
+
+        def chol_there_of(proposal):
+            computed["feature_cov"] = self._feature_cov(proposal)
+            return _cholesky(self._covariance(computed["feature_cov"]))
+
+        position_dependent = chain.kernel.gradient_depends_on_x
+        proposal, log_correction = gaussian_random_walk(
+            self.rng, x, chol_here, chol_there_of if position_dependent else None
+        )
+        feature_cov_there = computed.get("feature_cov", chain.feature_cov_current)
+        return proposal, log_correction, {"random_walk": False, "feature_cov": feature_cov_there}
+
+    def _record(self, x_new, accepted, info):
+        if accepted and "feature_cov" in info:
+            self.chain.feature_cov_current = info["feature_cov"]
+            self.chain.feature_cov_point = x_new
+
+    def _transition_stats(self, info):
+        chain = self.chain
+        kernel = chain.kernel if chain.kernel is not None else self.kernel
+        lengthscale = getattr(kernel, "lengthscale", math.nan) if kernel is not None else math.nan
+        random_walk = chain.subsample is None
+        return {
+            "nu2": math.nan if random_walk else self._nu2(),
+            "gamma": chain.rw_scale.scale if random_walk else chain.gamma_abs,
+            "lengthscale": float(lengthscale),
+            "n_history": len(chain.history),
+            "random_walk": random_walk,
+        }
+
+    # ------------------------------------------------------------------ adaptation
+    def _adapt(self, x, accept_prob, info):
+        chain = self.chain
+        if chain.subsample is None:
+            chain.rw_scale.update(accept_prob)
+            if len(chain.history) >= self.min_history:
+                self._refresh_subsample(x, first=True)
+            return
+        if self.fixed_nu2 is None:
+            chain.nu2_scale.update(accept_prob)
+        if chain.adaptation_iteration % self.refresh_interval == 0 or not self.tune:
+            self._refresh_subsample(x, first=False)
+
+    def _refresh_subsample(self, x, first: bool) -> None:
+        """Redraw the sub-sample, the default kernel's lengthscale and the absolute γ."""
+        chain = self.chain
+        subsample = chain.history.subsample(self.rng, self.subsample_size)
+        if self.kernel is None:
+            try:
+                kernel = GaussianKernel(median_lengthscale(subsample))
+            except ValueError:  # degenerate history (e.g. a stuck chain): keep what we have
+                if chain.kernel is None:
+                    return
+                kernel = chain.kernel
+        else:
+            kernel = self.kernel
+        spread = math.sqrt(
+            float(np.trace(np.cov(subsample.T, bias=True).reshape(self.dim, -1))) / self.dim
+        )
+        if not (np.isfinite(spread) and spread > 0):
+            if chain.subsample is None:
+                return
+            spread = chain.gamma_abs / self.gamma
+        previous_n = 0 if chain.subsample is None else chain.subsample.shape[0]
+        chain.subsample = subsample
+        chain.kernel = kernel
+        chain.gamma_abs = self.gamma * spread
+        chain.feature_cov_current = self._feature_cov(x)
+        chain.feature_cov_point = np.array(x, copy=True)
+        if first:
+            # Start ν² where the learned part has the random walk's total variance d s².
+            trace = float(np.trace(chain.feature_cov_current))
+            rw_var = chain.rw_scale.scale**2
+            nu2 = rw_var * self.dim / trace if trace > 0 and np.isfinite(trace) else 1.0
+            chain.nu2_scale = RobbinsMonroScale(math.log(nu2), target=self.target_accept)
+        elif previous_n and previous_n != subsample.shape[0] and self.fixed_nu2 is None:
+            # Mᵀ H M grows with n: keep the proposal's scale when the sub-sample grows.
+            chain.nu2_scale.log_scale += math.log(previous_n / subsample.shape[0])
+
+
+class AdaptiveMetropolis(KAMH):
+    """Adaptive Metropolis (Haario et al. 2001) with a learned scale: :class:`KAMH` with a linear
+    kernel, whose proposal ``N(x, γ² I + 4 ν² n Cov(z))`` does not depend on ``x``.
+
+    A baseline for the kernel methods; takes the same parameters as :class:`KAMH` except
+    ``kernel``.
+    """
+
+    name = "adaptive_metropolis"
+
+    def __init__(self, vars=None, **kwargs):
+        if "kernel" in kwargs:
+            raise TypeError("AdaptiveMetropolis always uses a linear kernel; use KAMH(kernel=...).")
+        super().__init__(vars, kernel=LinearKernel(), **kwargs)
+
+
+def _cholesky(matrix: np.ndarray) -> np.ndarray:
+    try:
+        return np.linalg.cholesky(matrix)
+    except np.linalg.LinAlgError:  # only with non-finite entries: R = γ²I + PSD is always PD
+        return np.full_like(matrix, np.nan)
+
+
+def _require_int(name: str, value, minimum: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < minimum:
+        raise ValueError(f"`{name}` must be an integer ≥ {minimum}, got {value!r}.")
