@@ -27,7 +27,19 @@ from rich.table import Column
 from ..core.adaptation import adaptation_probability
 from ..core.history import ChainHistory
 
-__all__ = ["ChainState", "KernelStep", "KernelStepState"]
+__all__ = ["ChainState", "KernelStep", "KernelStepState", "require_int", "require_positive"]
+
+
+def require_int(name: str, value, minimum: int) -> None:
+    """Raise a ValueError naming ``name`` unless ``value`` is an integer ≥ ``minimum``."""
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < minimum:
+        raise ValueError(f"`{name}` must be an integer ≥ {minimum}, got {value!r}.")
+
+
+def require_positive(name: str, value) -> None:
+    """Raise a ValueError naming ``name`` unless ``value`` is a positive finite number."""
+    if isinstance(value, bool) or not (np.isscalar(value) and np.isfinite(value) and value > 0):
+        raise ValueError(f"`{name}` must be a positive finite number, got {value!r}.")
 
 
 @dataclass
@@ -236,6 +248,7 @@ class KernelStep(ArrayStepShared):
             log_ratio = -math.inf
         if math.isnan(log_ratio):
             log_ratio = -math.inf
+        info["log_accept_ratio"] = log_ratio
         accept_prob = math.exp(min(0.0, log_ratio))
         accepted = math.log(self.rng.uniform()) < log_ratio
         if accepted:

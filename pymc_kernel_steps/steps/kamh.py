@@ -11,7 +11,7 @@ from ..core.adaptation import RobbinsMonroScale
 from ..core.history import ChainHistory
 from ..core.kernels import GaussianKernel, Kernel, LinearKernel, median_lengthscale
 from ..core.proposals import gaussian_random_walk, kamh_feature_covariance
-from .base import ChainState, KernelStep
+from .base import ChainState, KernelStep, require_int, require_positive
 
 __all__ = ["KAMH", "AdaptiveMetropolis"]
 
@@ -111,14 +111,13 @@ class KAMH(KernelStep):
     ):
         if kernel is not None and not isinstance(kernel, Kernel):
             raise TypeError(f"`kernel` must be a pymc_kernel_steps Kernel, got {kernel!r}.")
-        _require_int("subsample_size", subsample_size, minimum=2)
-        _require_int("refresh_interval", refresh_interval, minimum=1)
+        require_int("subsample_size", subsample_size, minimum=2)
+        require_int("refresh_interval", refresh_interval, minimum=1)
         if min_history is not None:
-            _require_int("min_history", min_history, minimum=2)
-        if not (np.isfinite(gamma) and gamma > 0):
-            raise ValueError(f"`gamma` must be a positive finite number, got {gamma!r}.")
-        if nu2 is not None and not (np.isfinite(nu2) and nu2 > 0):
-            raise ValueError(f"`nu2` must be a positive finite number, got {nu2!r}.")
+            require_int("min_history", min_history, minimum=2)
+        require_positive("gamma", gamma)
+        if nu2 is not None:
+            require_positive("nu2", nu2)
         if not 0 < target_accept < 1:
             raise ValueError(f"`target_accept` must lie in (0, 1), got {target_accept!r}.")
         self.kernel = kernel
@@ -279,8 +278,3 @@ def _cholesky(matrix: np.ndarray) -> np.ndarray:
         return np.linalg.cholesky(matrix)
     except np.linalg.LinAlgError:  # only with non-finite entries: R = γ²I + PSD is always PD
         return np.full_like(matrix, np.nan)
-
-
-def _require_int(name: str, value, minimum: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < minimum:
-        raise ValueError(f"`{name}` must be an integer ≥ {minimum}, got {value!r}.")
