@@ -54,8 +54,9 @@ class KAMH(KernelStep):
     subsample_size : int
         Number ``n`` of history points in the sub-sample ``z`` (default 500).
     gamma : float
-        Exploration noise ``γ`` *relative to the target's scale*: the absolute ``γ`` is
-        ``gamma × sqrt(trace(Cov(z)) / d)``, re-estimated with the sub-sample (default 0.2).
+        Exploration noise ``γ`` *relative to the target's smallest scale*: the absolute ``γ`` is
+        ``gamma × sqrt(λ_min(Cov(z)))``, re-estimated with the sub-sample (default 0.2; on the
+        paper's banana, whose smallest scale is 1, this is the paper's γ = 0.2).
     nu2 : float, optional
         Fixed ``ν²``. Default: learned during tuning by Robbins–Monro towards ``target_accept``.
     target_accept : float
@@ -233,9 +234,7 @@ class KAMH(KernelStep):
                 kernel = chain.kernel
         else:
             kernel = self.kernel
-        spread = math.sqrt(
-            float(np.trace(np.cov(subsample.T, bias=True).reshape(self.dim, -1))) / self.dim
-        )
+        spread = _smallest_scale(subsample)
         if not (np.isfinite(spread) and spread > 0):
             if chain.subsample is None:
                 return
@@ -278,3 +277,9 @@ def _cholesky(matrix: np.ndarray) -> np.ndarray:
         return np.linalg.cholesky(matrix)
     except np.linalg.LinAlgError:  # only with non-finite entries: R = γ²I + PSD is always PD
         return np.full_like(matrix, np.nan)
+
+
+def _smallest_scale(points: np.ndarray) -> float:
+    """Square root of the smallest eigenvalue of the points' covariance (0 if degenerate)."""
+    cov = np.atleast_2d(np.cov(points.T, bias=True))
+    return math.sqrt(max(float(np.linalg.eigvalsh(cov)[0]), 0.0))
