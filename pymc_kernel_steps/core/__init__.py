@@ -1,7 +1,13 @@
 """Numeric core: kernels, score matching, proposals, integrators, adaptation. Never imports PyMC."""
 
-from .adaptation import DualAveraging, RobbinsMonroScale, adaptation_probability
+from .adaptation import (
+    DualAveraging,
+    JumpDistanceStepSize,
+    RobbinsMonroScale,
+    adaptation_probability,
+)
 from .history import ChainHistory
+from .integrators import finite_leapfrog, kinetic_energy, leapfrog, lite_leapfrog
 from .kernels import (
     GaussianKernel,
     Kernel,
@@ -11,20 +17,47 @@ from .kernels import (
     median_lengthscale,
 )
 from .proposals import gaussian_logpdf, kamh_covariance, kamh_feature_covariance, kamh_propose
+from .schedules import (
+    ckam_nu0,
+    ckam_sampling_scale,
+    cycle_position,
+    exploration_length,
+    is_exploring,
+)
+from .score_matching import (
+    FiniteScoreEstimator,
+    LiteScoreEstimator,
+    lite_linear_system,
+    select_hyperparameters,
+)
 
 __all__ = [
     "ChainHistory",
     "DualAveraging",
+    "FiniteScoreEstimator",
     "GaussianKernel",
+    "JumpDistanceStepSize",
     "Kernel",
     "LinearKernel",
+    "LiteScoreEstimator",
     "MaternKernel",
     "RationalQuadraticKernel",
     "RobbinsMonroScale",
     "adaptation_probability",
+    "ckam_nu0",
+    "ckam_sampling_scale",
+    "cycle_position",
+    "exploration_length",
+    "finite_leapfrog",
     "gaussian_logpdf",
+    "is_exploring",
     "kamh_covariance",
     "kamh_feature_covariance",
     "kamh_propose",
+    "kinetic_energy",
+    "leapfrog",
+    "lite_leapfrog",
+    "lite_linear_system",
     "median_lengthscale",
+    "select_hyperparameters",
 ]

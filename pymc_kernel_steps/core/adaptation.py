@@ -1,4 +1,4 @@
-"""Adaptation schedules: vanishing adaptation, Robbins–Monro scale, dual averaging."""
+"""Adaptation schedules: vanishing adaptation, Robbins–Monro scale, dual averaging, ESJD search."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 __all__ = [
     "DualAveraging",
+    "JumpDistanceStepSize",
     "RobbinsMonroScale",
     "adaptation_probability",
 ]
@@ -119,3 +120,64 @@ class DualAveraging:
         self.error_sum = 0.0
         self.log_averaged = 0.0
         self.log_step = math.log(step_size)
+
+
+class JumpDistanceStepSize:
+    """Step size that maximises the expected squared jump distance (ESJD) by local search.
+
+    Each tuning iteration draws one of the candidate step sizes ``ε_ref × factors`` at random
+    and reports its Rao–Blackwellised squared jump ``α |x' − x|²`` (``α`` the acceptance
+    probability, ``x'`` the proposal); after every ``window`` reports ``ε_ref`` moves to the
+    candidate with the largest mean jump. Unlike a target acceptance rate, the ESJD is the right
+    objective when the acceptance rate of a trajectory is capped by something other than the
+    step size, such as a surrogate gradient that only approximates the target's (Pasarica &
+    Gelman 2010, with the trajectory's cost left out because it never touches the target).
+
+    Parameters
+    ----------
+    initial_step_size : float
+        Starting reference step size ``ε_ref > 0``.
+    factors : sequence of float
+        Candidate multiples of ``ε_ref`` (positive, default ``2^{-1}, 2^{-1/2}, 1, 2^{1/2}, 2``).
+    window : int
+        Reports per local-search move (default 50).
+    """
+
+    def __init__(self, initial_step_size: float, factors=None, window: int = 50):
+        if not (math.isfinite(initial_step_size) and initial_step_size > 0):
+            raise ValueError(f"`step_size` must be positive, got {initial_step_size!r}.")
+        if factors is None:
+            factors = [2.0 ** (k / 2.0) for k in range(-2, 3)]
+        factors = [float(f) for f in factors]
+        if not factors or not all(math.isfinite(f) and f > 0 for f in factors):
+            raise ValueError(f"`factors` must be positive numbers, got {factors!r}.")
+        if int(window) != window or window < 1:
+            raise ValueError(f"`window` must be a positive integer, got {window!r}.")
+        self.step_size = float(initial_step_size)
+        self.factors = factors
+        self.window = int(window)
+        self._sums = [0.0] * len(factors)
+        self._counts = [0] * len(factors)
+        self._pending: int | None = None
+
+    def propose(self, rng) -> float:
+        """Draw the candidate step size for this iteration."""
+        self._pending = int(rng.integers(len(self.factors)))
+        return self.step_size * self.factors[self._pending]
+
+    def update(self, squared_jump: float) -> float:
+        """Report ``α |x' − x|²`` of the candidate last drawn; return the reference step size."""
+        if self._pending is None:
+            return self.step_size
+        k, self._pending = self._pending, None
+        self._sums[k] += squared_jump if math.isfinite(squared_jump) else 0.0
+        self._counts[k] += 1
+        if sum(self._counts) >= self.window:
+            means = [
+                s / c if c else -math.inf for s, c in zip(self._sums, self._counts, strict=True)
+            ]
+            best = max(range(len(means)), key=means.__getitem__)
+            self.step_size *= self.factors[best]
+            self._sums = [0.0] * len(self.factors)
+            self._counts = [0] * len(self.factors)
+        return self.step_size

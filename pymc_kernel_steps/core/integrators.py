@@ -1,0 +1,330 @@
+"""Leapfrog integration of Hamiltonian dynamics with a diagonal mass matrix.
+
+The Hamiltonian is ``H(q, p) = -log π(q) + ½ pᵀ M⁻¹ p`` with ``M⁻¹ = diag(inv_mass_diag)``. One
+leapfrog trajectory of ``L`` steps of size ``ε`` is::
+
+    p ← p + ε/2 ∇log π(q)
+    repeat L times:  q ← q + ε M⁻¹ p ;  p ← p + ε ∇log π(q)   (the last momentum step is ε/2)
+
+:func:`leapfrog` drives any Python gradient function. :func:`lite_leapfrog` and
+:func:`finite_leapfrog` are numba-compiled trajectories on the two score-matching surrogates of
+:mod:`.score_matching` (they back ``LiteScoreEstimator.leapfrog`` and
+``FiniteScoreEstimator.leapfrog``). A non-finite gradient or momentum ends a trajectory early with
+an all-NaN position, so that the caller's accept test rejects it; nothing raises.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import numba
+import numpy as np
+
+__all__ = ["finite_leapfrog", "kinetic_energy", "leapfrog", "lite_leapfrog"]
+
+
+def _as_inv_mass(inv_mass_diag, d: int) -> np.ndarray:
+    if inv_mass_diag is None:
+        return np.ones(d)
+    inv_mass = np.asarray(inv_mass_diag, dtype=float)
+    if inv_mass.ndim == 0:
+        inv_mass = np.full(d, float(inv_mass))
+    if inv_mass.shape != (d,):
+        raise ValueError(
+            f"`inv_mass_diag` must be a scalar or have shape ({d},), got shape {inv_mass.shape}."
+        )
+    if not np.all(np.isfinite(inv_mass)) or np.any(inv_mass <= 0):
+        raise ValueError("`inv_mass_diag` must be positive and finite.")
+    return np.ascontiguousarray(inv_mass)
+
+
+def _check_trajectory_args(q, p, step_size, n_steps, inv_mass_diag):
+    q = np.asarray(q, dtype=float)
+    p = np.asarray(p, dtype=float)
+    if q.ndim != 1:
+        raise ValueError(f"`q` must be a 1-d position vector, got shape {q.shape}.")
+    if p.shape != q.shape:
+        raise ValueError(f"`p` must have the shape of `q` {q.shape}, got {p.shape}.")
+    step_size = float(step_size)
+    if not math.isfinite(step_size):
+        raise ValueError(f"`step_size` must be finite, got {step_size!r}.")
+    if isinstance(n_steps, bool) or int(n_steps) != n_steps or n_steps < 0:
+        raise ValueError(f"`n_steps` must be a non-negative integer, got {n_steps!r}.")
+    inv_mass = _as_inv_mass(inv_mass_diag, q.shape[0])
+    return np.ascontiguousarray(q), np.ascontiguousarray(p), step_size, int(n_steps), inv_mass
+
+
+def kinetic_energy(p, inv_mass_diag=None):
+    """Kinetic energy ``½ Σ_l p_l² m⁻¹_l`` of a momentum under a diagonal mass matrix.
+
+    Parameters
+    ----------
+    p : array_like, shape (..., d)
+        Momentum (or a stack of momenta along the leading axes).
+    inv_mass_diag : array_like, shape (d,) or scalar, optional
+        Diagonal of the inverse mass matrix ``M⁻¹`` (default: identity).
+
+    Returns
+    -------
+    float or ndarray
+        ``½ pᵀ M⁻¹ p``, summed over the last axis (a float for a single momentum).
+    """
+    p = np.asarray(p, dtype=float)
+    if p.ndim == 0:
+        raise ValueError("`p` must have at least one dimension.")
+    inv_mass = _as_inv_mass(inv_mass_diag, p.shape[-1])
+    energy = 0.5 * np.sum(p * p * inv_mass, axis=-1)
+    return float(energy) if np.ndim(energy) == 0 else energy
+
+
+def leapfrog(
+    grad_log_density: Callable[[np.ndarray], np.ndarray],
+    q,
+    p,
+    step_size: float,
+    n_steps: int,
+    inv_mass_diag=None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Leapfrog trajectory for an arbitrary gradient function.
+
+    Parameters
+    ----------
+    grad_log_density : callable
+        ``grad_log_density(q) -> array (d,)``, the gradient of the log density (``-∇U``).
+    q, p : array_like, shape (d,)
+        Initial position and momentum (not modified).
+    step_size : float
+        Step size ``ε`` (any finite value; a negative one integrates backwards).
+    n_steps : int
+        Number ``L ≥ 0`` of leapfrog steps (``0`` returns copies of the inputs).
+    inv_mass_diag : array_like, shape (d,) or scalar, optional
+        Diagonal of the inverse mass matrix (default: identity).
+
+    Returns
+    -------
+    q_new, p_new : ndarray, shape (d,)
+        End point of the trajectory. If the gradient (or the momentum) becomes non-finite,
+        the trajectory stops and ``q_new`` is all NaN, so an accept test rejects it.
+
+    Raises
+    ------
+    ValueError
+        For malformed arguments (shapes, non-finite step size, negative ``n_steps``, a
+        non-positive inverse mass).
+    """
+    q, p, eps, n_steps, inv_mass = _check_trajectory_args(q, p, step_size, n_steps, inv_mass_diag)
+    q = q.copy()
+    p = p.copy()
+    if n_steps == 0:
+        return q, p
+    d = q.shape[0]
+
+    def gradient(position):
+        with np.errstate(all="ignore"):
+            g = np.asarray(grad_log_density(position), dtype=float)
+        if g.shape != (d,):
+            raise ValueError(
+                f"`grad_log_density` must return shape ({d},), returned shape {g.shape}."
+            )
+        return g
+
+    def failed():
+        return np.full(d, np.nan), p
+
+    g = gradient(q)
+    if not np.all(np.isfinite(g)):
+        return failed()
+    p += 0.5 * eps * g
+    for step in range(n_steps):
+        q += eps * inv_mass * p
+        g = gradient(q)
+        if not np.all(np.isfinite(g)):
+            return failed()
+        p += (eps if step < n_steps - 1 else 0.5 * eps) * g
+        if not np.all(np.isfinite(p)):
+            return failed()
+    return q, p
+
+
+# ---------------------------------------------------------------------------------------------
+# numba trajectories on the score-matching surrogates
+
+
+@numba.njit(cache=True)
+def _lite_gradient(Z, alpha, inv_ell2, q, out):
+    # ∇f(q) = Σ_i α_i k(z_i, q) (z_i − q) / ℓ²  with k = exp(−‖z_i − q‖² / (2ℓ²))
+    n, d = Z.shape
+    for j in range(d):
+        out[j] = 0.0
+    for i in range(n):
+        sq = 0.0
+        for j in range(d):
+            t = Z[i, j] - q[j]
+            sq += t * t
+        w = alpha[i] * math.exp(-0.5 * inv_ell2 * sq)
+        for j in range(d):
+            out[j] += w * (Z[i, j] - q[j])
+    ok = True
+    for j in range(d):
+        out[j] *= inv_ell2
+        if not math.isfinite(out[j]):
+            ok = False
+    return ok
+
+
+@numba.njit(cache=True)
+def _finite_gradient(omega, offsets, theta, scale, q, out):
+    # ∇f(q) = −scale Σ_k θ_k sin(ω_kᵀq + u_k) ω_k  with scale = √(2/m)
+    m, d = omega.shape
+    for j in range(d):
+        out[j] = 0.0
+    for k in range(m):
+        a = offsets[k]
+        for j in range(d):
+            a += omega[k, j] * q[j]
+        w = -scale * theta[k] * math.sin(a)
+        for j in range(d):
+            out[j] += w * omega[k, j]
+    ok = True
+    for j in range(d):
+        if not math.isfinite(out[j]):
+            ok = False
+    return ok
+
+
+@numba.njit(cache=True)
+def _lite_trajectory(Z, alpha, inv_ell2, q0, p0, eps, n_steps, inv_mass):
+    d = q0.shape[0]
+    q = q0.copy()
+    p = p0.copy()
+    if n_steps == 0:
+        return q, p
+    g = np.empty(d)
+    if not _lite_gradient(Z, alpha, inv_ell2, q, g):
+        q[:] = np.nan
+        return q, p
+    for j in range(d):
+        p[j] += 0.5 * eps * g[j]
+    for step in range(n_steps):
+        for j in range(d):
+            q[j] += eps * inv_mass[j] * p[j]
+        if not _lite_gradient(Z, alpha, inv_ell2, q, g):
+            q[:] = np.nan
+            return q, p
+        h = eps if step < n_steps - 1 else 0.5 * eps
+        for j in range(d):
+            p[j] += h * g[j]
+            if not math.isfinite(p[j]):
+                q[:] = np.nan
+                return q, p
+    return q, p
+
+
+@numba.njit(cache=True)
+def _finite_trajectory(omega, offsets, theta, scale, q0, p0, eps, n_steps, inv_mass):
+    d = q0.shape[0]
+    q = q0.copy()
+    p = p0.copy()
+    if n_steps == 0:
+        return q, p
+    g = np.empty(d)
+    if not _finite_gradient(omega, offsets, theta, scale, q, g):
+        q[:] = np.nan
+        return q, p
+    for j in range(d):
+        p[j] += 0.5 * eps * g[j]
+    for step in range(n_steps):
+        for j in range(d):
+            q[j] += eps * inv_mass[j] * p[j]
+        if not _finite_gradient(omega, offsets, theta, scale, q, g):
+            q[:] = np.nan
+            return q, p
+        h = eps if step < n_steps - 1 else 0.5 * eps
+        for j in range(d):
+            p[j] += h * g[j]
+            if not math.isfinite(p[j]):
+                q[:] = np.nan
+                return q, p
+    return q, p
+
+
+def lite_leapfrog(
+    Z, alpha, lengthscale, q, p, step_size, n_steps, inv_mass_diag=None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Compiled leapfrog trajectory on the lite surrogate ``f(x) = Σ α_i k(z_i, x)``.
+
+    Same scheme and result as ``leapfrog(lambda x: ∇f(x), q, p, ...)`` with the Gaussian kernel
+    ``k(z, x) = exp(−‖z − x‖² / (2ℓ²))``, at O(n d) per step without Python overhead.
+
+    Parameters
+    ----------
+    Z : array_like, shape (n, d)
+        Basis points ``z_i``.
+    alpha : array_like, shape (n,)
+        Coefficients ``α``.
+    lengthscale : float
+        Kernel lengthscale ``ℓ > 0``.
+    q, p, step_size, n_steps, inv_mass_diag
+        As for :func:`leapfrog`.
+
+    Returns
+    -------
+    q_new, p_new : ndarray, shape (d,)
+        End point; ``q_new`` is all NaN if the gradient became non-finite.
+    """
+    q, p, eps, n_steps, inv_mass = _check_trajectory_args(q, p, step_size, n_steps, inv_mass_diag)
+    Z = np.ascontiguousarray(Z, dtype=float)
+    alpha = np.ascontiguousarray(alpha, dtype=float)
+    if Z.ndim != 2 or Z.shape[1] != q.shape[0] or alpha.shape != (Z.shape[0],):
+        raise ValueError(
+            f"`Z` must have shape (n, {q.shape[0]}) and `alpha` shape (n,), "
+            f"got {Z.shape} and {alpha.shape}."
+        )
+    lengthscale = float(lengthscale)
+    if not (math.isfinite(lengthscale) and lengthscale > 0):
+        raise ValueError(f"`lengthscale` must be positive and finite, got {lengthscale!r}.")
+    return _lite_trajectory(Z, alpha, 1.0 / lengthscale**2, q, p, eps, n_steps, inv_mass)
+
+
+def finite_leapfrog(
+    frequencies, offsets, theta, q, p, step_size, n_steps, inv_mass_diag=None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Compiled leapfrog trajectory on the random-feature surrogate ``f(x) = θᵀφ(x)``.
+
+    ``φ(x) = √(2/m) cos(Ωx + u)``; the same scheme and result as :func:`leapfrog` driven by
+    ``∇f(x) = −√(2/m) Ωᵀ(θ ⊙ sin(Ωx + u))``, at O(m d) per step.
+
+    Parameters
+    ----------
+    frequencies : array_like, shape (m, d)
+        Frequencies ``Ω`` (rows ``ω_j``).
+    offsets : array_like, shape (m,)
+        Phases ``u``.
+    theta : array_like, shape (m,)
+        Coefficients ``θ``.
+    q, p, step_size, n_steps, inv_mass_diag
+        As for :func:`leapfrog`.
+
+    Returns
+    -------
+    q_new, p_new : ndarray, shape (d,)
+        End point; ``q_new`` is all NaN if the gradient became non-finite.
+    """
+    q, p, eps, n_steps, inv_mass = _check_trajectory_args(q, p, step_size, n_steps, inv_mass_diag)
+    omega = np.ascontiguousarray(frequencies, dtype=float)
+    offsets = np.ascontiguousarray(offsets, dtype=float)
+    theta = np.ascontiguousarray(theta, dtype=float)
+    m = omega.shape[0] if omega.ndim == 2 else -1
+    if (
+        omega.ndim != 2
+        or omega.shape[1] != q.shape[0]
+        or offsets.shape != (m,)
+        or theta.shape != (m,)
+    ):
+        raise ValueError(
+            f"`frequencies` must have shape (m, {q.shape[0]}), `offsets` and `theta` shape (m,), "
+            f"got {omega.shape}, {offsets.shape} and {theta.shape}."
+        )
+    scale = math.sqrt(2.0 / m)
+    return _finite_trajectory(omega, offsets, theta, scale, q, p, eps, n_steps, inv_mass)
