@@ -137,6 +137,29 @@ class RationalQuadraticKernel(Kernel):
         return (base ** (-self.alpha - 1.0) / self.lengthscale**2)[:, None] * diff
 
 
+_MAX_MATERN_NU = 100.0
+
+
+def _matern_bessel_term(s, nu: float, order: float, limit_at_zero: float) -> np.ndarray:
+    """``2^(1-ν)/Γ(ν) s^order K_order(s)`` elementwise, in log space (no overflow of ``Γ(ν)``,
+    ``s^order`` or ``K``), with ``limit_at_zero`` where ``K`` overflows (s → 0)."""
+    s = np.asarray(s, dtype=float)
+    out = np.full(s.shape, float(limit_at_zero))
+    positive = s > 0
+    sp = s[positive]
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        log_term = (
+            (1.0 - nu) * math.log(2.0)
+            - special.gammaln(nu)
+            + order * np.log(sp)
+            + np.log(special.kve(order, sp))
+            - sp
+        )
+        value = np.exp(log_term)
+    out[positive] = np.where(np.isfinite(value), value, limit_at_zero)
+    return out
+
+
 @dataclass(frozen=True)
 class MaternKernel(Kernel):
     """Matérn kernel with smoothness ``ν`` and lengthscale ``ℓ``.
@@ -160,6 +183,11 @@ class MaternKernel(Kernel):
     def __post_init__(self):
         object.__setattr__(self, "lengthscale", _check_positive("lengthscale", self.lengthscale))
         object.__setattr__(self, "nu", _check_positive("nu", self.nu))
+        if self.nu > _MAX_MATERN_NU:
+            raise ValueError(
+                f"`nu` must be at most {_MAX_MATERN_NU:g} (the Bessel form overflows beyond), got "
+                f"{self.nu!r}; for large ν the Matérn kernel is the GaussianKernel."
+            )
 
     def with_lengthscale(self, lengthscale: float) -> MaternKernel:
         return MaternKernel(lengthscale, self.nu)
@@ -175,11 +203,7 @@ class MaternKernel(Kernel):
             s = math.sqrt(5.0) * r / ell
             return (1.0 + s + s * s / 3.0) * np.exp(-s)
         s = math.sqrt(2.0 * nu) * r / ell
-        out = np.ones_like(s)
-        positive = s > 0
-        sp = s[positive]
-        out[positive] = 2.0 ** (1.0 - nu) / special.gamma(nu) * sp**nu * special.kv(nu, sp)
-        return out
+        return _matern_bessel_term(s, nu, nu, 1.0)
 
     def _gram(self, X, Y):
         return self._of_distance(cdist(X, Y, "euclidean"))
@@ -199,13 +223,12 @@ class MaternKernel(Kernel):
             w = 5.0 / (3.0 * ell**2) * (1.0 + s) * np.exp(-s)
         else:
             s = math.sqrt(2.0 * nu) * r / ell
-            w = np.zeros_like(s)
-            positive = s > 0
-            sp = s[positive]
-            coef = 2.0 ** (1.0 - nu) / special.gamma(nu) * 2.0 * nu / ell**2
-            w[positive] = coef * sp ** (nu - 1.0) * special.kv(nu - 1.0, sp)
-            if nu > 1.0:  # finite limit at r = 0: K_{ν-1}(s) ~ Γ(ν-1) 2^(ν-2) s^(1-ν)
-                w[~positive] = coef * special.gamma(nu - 1.0) * 2.0 ** (nu - 2.0)
+            # w = (2ν/ℓ²) 2^(1-ν)/Γ(ν) s^(ν-1) K_{ν-1}(s); as s → 0 it tends to
+            # (2ν/ℓ²) Γ(ν-1)/(2Γ(ν)) = ν/((ν-1)ℓ²) for ν > 1 and diverges for ν ≤ 1
+            limit = nu / ((nu - 1.0) * ell**2) if nu > 1.0 else 0.0
+            w = (2.0 * nu / ell**2) * _matern_bessel_term(
+                s, nu, nu - 1.0, limit / (2.0 * nu / ell**2)
+            )
         return w[:, None] * diff
 
 
