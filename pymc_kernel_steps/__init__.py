@@ -3,12 +3,14 @@
 from . import core
 from ._version import __version__
 from .core import GaussianKernel, LinearKernel, MaternKernel, RationalQuadraticKernel
-from .steps import KAMH, AdaptiveMetropolis
+from .steps import KAMH, AdaptiveMetropolis, KMCFinite, KMCLite
 
 __all__ = [
     "KAMH",
     "AdaptiveMetropolis",
     "GaussianKernel",
+    "KMCFinite",
+    "KMCLite",
     "LinearKernel",
     "MaternKernel",
     "RationalQuadraticKernel",

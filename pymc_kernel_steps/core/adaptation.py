@@ -127,11 +127,12 @@ class JumpDistanceStepSize:
 
     Each tuning iteration draws one of the candidate step sizes ``ε_ref × factors`` at random
     and reports its Rao–Blackwellised squared jump ``α |x' − x|²`` (``α`` the acceptance
-    probability, ``x'`` the proposal); after every ``window`` reports ``ε_ref`` moves to the
-    candidate with the largest mean jump. Unlike a target acceptance rate, the ESJD is the right
-    objective when the acceptance rate of a trajectory is capped by something other than the
-    step size, such as a surrogate gradient that only approximates the target's (Pasarica &
-    Gelman 2010, with the trajectory's cost left out because it never touches the target).
+    probability, ``x'`` the proposal); after every ``window`` reports ``ε_ref`` moves half-way
+    (geometrically) towards the candidate with the largest mean jump. Unlike a target
+    acceptance rate, the ESJD is the right objective when the acceptance rate of a trajectory is
+    capped by something other than the step size, such as a surrogate gradient that only
+    approximates the target's (Pasarica & Gelman 2010; the trajectory's cost is left out because
+    it never touches the target).
 
     Parameters
     ----------
@@ -177,7 +178,7 @@ class JumpDistanceStepSize:
                 s / c if c else -math.inf for s, c in zip(self._sums, self._counts, strict=True)
             ]
             best = max(range(len(means)), key=means.__getitem__)
-            self.step_size *= self.factors[best]
+            self.step_size *= math.sqrt(self.factors[best])  # half a move: damp the noise
             self._sums = [0.0] * len(self.factors)
             self._counts = [0] * len(self.factors)
         return self.step_size

@@ -2,5 +2,14 @@
 
 from .base import KernelStep
 from .kamh import KAMH, AdaptiveMetropolis
+from .kmc import KMCFinite, KMCLite
 
-__all__ = ["KAMH", "AdaptiveMetropolis", "KernelStep"]
+__all__ = [
+    "CKAM",
+    "KAMH",
+    "AdaptiveMetropolis",
+    "KMCFinite",
+    "KMCLite",
+    "KernelStep",
+    "sampling_phase",
+]

@@ -1,0 +1,474 @@
+"""Kernel Hamiltonian Monte Carlo (paper 002): HMC on a score-matched surrogate, accepted with the
+true log density."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..core.adaptation import DualAveraging, JumpDistanceStepSize, RobbinsMonroScale
+from ..core.history import ChainHistory
+from ..core.integrators import kinetic_energy
+from ..core.kernels import GaussianKernel, median_lengthscale
+from ..core.score_matching import (
+    FiniteScoreEstimator,
+    LiteScoreEstimator,
+    select_hyperparameters,
+)
+from .base import ChainState, KernelStep, require_int, require_positive
+
+__all__ = ["KMCFinite", "KMCLite"]
+
+_RW_FACTOR = 2.38
+_SELECTION_POINTS = 500
+_LENGTHSCALE_FACTORS = np.array([1.0, 1.5, 2.0, 3.0])
+
+
+@dataclass
+class KMCChain(ChainState):
+    """Per-chain state of the KMC steps."""
+
+    rw_scale: RobbinsMonroScale | None = None
+    surrogate: Any = None
+    center: np.ndarray | None = None
+    scale: np.ndarray | None = None
+    inv_mass: np.ndarray | None = None
+    jump_variance: np.ndarray | None = None
+    step_size: float = math.nan
+    step_size_tuner: DualAveraging | JumpDistanceStepSize | None = None
+    lengthscale: float = math.nan
+    regularization: float = math.nan
+    last_fit_iteration: int = 0
+    next_selection_size: int = 0
+
+
+class _KMC(KernelStep):
+    """Shared machinery of :class:`KMCLite` and :class:`KMCFinite`."""
+
+    progress_scale_stat = "step_size"
+    progress_scale_label = "Step size"
+    estimator_name = ""
+
+    stats_dtypes_shapes = {
+        **KernelStep.stats_dtypes_shapes,
+        "step_size": (np.float64, []),
+        "n_steps": (np.int64, []),
+        "energy_error": (np.float64, []),
+        "n_history": (np.int64, []),
+        "refit": (bool, []),
+        "surrogate": (bool, []),
+        "lengthscale": (np.float64, []),
+    }
+
+    def __init__(
+        self,
+        vars=None,
+        *,
+        n_steps: int | tuple[int, int] = (10, 30),
+        step_size: float | None = None,
+        step_size_adaptation: str = "esjd",
+        target_accept: float = 0.8,
+        step_size_jitter: float = 0.2,
+        lengthscale: float | None = None,
+        regularization: float | None = None,
+        min_history: int | None = None,
+        refit_interval: int = 100,
+        adapt_mass: bool = True,
+        standardize: bool = False,
+        random_walk_probability: float = 0.25,
+        adapt_after_tuning: bool = False,
+        model=None,
+        initial_point=None,
+        compile_kwargs=None,
+        rng=None,
+        blocked: bool = True,
+    ):
+        low, high = (n_steps, n_steps) if np.isscalar(n_steps) else tuple(n_steps)
+        for name, value in (("n_steps", low), ("n_steps", high)):
+            require_int(name, value, minimum=1)
+        if high < low:
+            raise ValueError(f"`n_steps` range must be (low, high) with low ≤ high, got {n_steps}.")
+        if step_size is not None:
+            require_positive("step_size", step_size)
+        if step_size_adaptation not in ("esjd", "dual_averaging"):
+            raise ValueError(
+                "`step_size_adaptation` must be 'esjd' or 'dual_averaging', "
+                f"got {step_size_adaptation!r}."
+            )
+        if not 0 < target_accept < 1:
+            raise ValueError(f"`target_accept` must lie in (0, 1), got {target_accept!r}.")
+        if not 0 <= step_size_jitter < 1:
+            raise ValueError(f"`step_size_jitter` must lie in [0, 1), got {step_size_jitter!r}.")
+        if lengthscale is not None:
+            require_positive("lengthscale", lengthscale)
+        if regularization is not None:
+            require_positive("regularization", regularization)
+        if not 0 <= random_walk_probability < 1:
+            raise ValueError(
+                f"`random_walk_probability` must lie in [0, 1), got {random_walk_probability!r}."
+            )
+        if min_history is not None:
+            require_int("min_history", min_history, minimum=2)
+        require_int("refit_interval", refit_interval, minimum=1)
+        self.n_steps_range = (int(low), int(high))
+        self.initial_step_size = step_size
+        self.step_size_adaptation = step_size_adaptation
+        self.target_accept = float(target_accept)
+        self.step_size_jitter = float(step_size_jitter)
+        self.fixed_lengthscale = lengthscale
+        self.fixed_regularization = regularization
+        self._min_history_arg = min_history
+        self.refit_interval = int(refit_interval)
+        self._tune_length = 0
+        self.adapt_mass = bool(adapt_mass)
+        self.standardize = bool(standardize)
+        self.random_walk_probability = float(random_walk_probability)
+        super().__init__(
+            vars,
+            model=model,
+            initial_point=initial_point,
+            compile_kwargs=compile_kwargs,
+            rng=rng,
+            blocked=blocked,
+            adapt_after_tuning=adapt_after_tuning,
+        )
+
+    @property
+    def min_history(self) -> int:
+        if self._min_history_arg is not None:
+            return self._min_history_arg
+        default = max(300, 20 * self.dim)
+        if self._tune_length:  # leave at least two thirds of a short tuning phase to the surrogate
+            default = min(default, max(50, self._tune_length // 3))
+        return default
+
+    def setup_chain(self, rng, tune: int, draws: int) -> None:
+        self._tune_length = int(tune)
+        super().setup_chain(rng, tune, draws)
+
+    def _new_chain(self) -> KMCChain:
+        chain = KMCChain(history=ChainHistory(self.dim))
+        chain.rw_scale = RobbinsMonroScale(math.log(_RW_FACTOR / math.sqrt(self.dim)), target=0.234)
+        chain.center = np.zeros(self.dim)
+        chain.scale = np.ones(self.dim)
+        chain.inv_mass = np.ones(self.dim)
+        chain.jump_variance = np.ones(self.dim)
+        chain.next_selection_size = self.min_history
+        return chain
+
+    # ------------------------------------------------------------------ transition
+    def _propose(self, x):
+        chain = self.chain
+        if chain.surrogate is None or self.rng.uniform() < self.random_walk_probability:
+            step = chain.rw_scale.scale * np.sqrt(chain.jump_variance)
+            proposal = x + step * self.rng.standard_normal(self.dim)
+            return proposal, 0.0, {"surrogate": False, "n_steps": 0, "step_size": math.nan}
+        step_size = chain.step_size
+        if self.tune and isinstance(chain.step_size_tuner, JumpDistanceStepSize):
+            step_size = chain.step_size_tuner.propose(self.rng)
+        jitter = self.step_size_jitter
+        step_size *= 1.0 + jitter * (2.0 * self.rng.uniform() - 1.0)
+        low, high = self.n_steps_range
+        n_steps = int(self.rng.integers(low, high + 1))
+        momentum = self.rng.standard_normal(self.dim) / np.sqrt(chain.inv_mass)
+        standardized, momentum_new = chain.surrogate.leapfrog(
+            self._standardize(x), momentum, step_size, n_steps, chain.inv_mass
+        )
+        position = chain.center + chain.scale * standardized
+        log_correction = kinetic_energy(momentum, chain.inv_mass) - kinetic_energy(
+            momentum_new, chain.inv_mass
+        )
+        if not math.isfinite(log_correction):
+            log_correction = -math.inf
+        return (
+            position,
+            log_correction,
+            {
+                "surrogate": True,
+                "n_steps": n_steps,
+                "step_size": step_size,
+                "squared_jump": float(np.sum((position - x) ** 2 / chain.jump_variance)),
+            },
+        )
+
+    def _transition_stats(self, info):
+        chain = self.chain
+        log_ratio = info.get("log_accept_ratio", -math.inf)
+        return {
+            "step_size": info["step_size"],
+            "n_steps": info["n_steps"],
+            "energy_error": -log_ratio if math.isfinite(log_ratio) else math.inf,
+            "n_history": len(chain.history),
+            "refit": info.get("refit", False),
+            "surrogate": info["surrogate"],
+            "lengthscale": chain.lengthscale,
+        }
+
+    def _update_jump_variance(self) -> None:
+        """Per-coordinate variance of the history: the random-walk moves' and the ESJD's metric."""
+        variance = self.chain.history.points.var(axis=0)
+        if np.all(np.isfinite(variance)) and np.all(variance > 0):
+            self.chain.jump_variance = variance
+
+    def _standardize(self, points):
+        chain = self.chain
+        return (points - chain.center) / chain.scale
+
+    # ------------------------------------------------------------------ adaptation
+    def _adapt(self, x, accept_prob, info):
+        chain = self.chain
+        if not info["surrogate"]:
+            chain.rw_scale.update(accept_prob)
+        if chain.surrogate is None:
+            if len(chain.history) % 50 == 0:
+                self._update_jump_variance()
+            if len(chain.history) >= self.min_history:
+                self._fit(x, select=True)
+                info["refit"] = True
+            return
+        tuner = chain.step_size_tuner
+        if info["surrogate"] and tuner is not None and self.tune:
+            if isinstance(tuner, JumpDistanceStepSize):
+                squared_jump = info["squared_jump"]
+                chain.step_size = tuner.update(
+                    accept_prob * squared_jump if math.isfinite(squared_jump) else 0.0
+                )
+            else:
+                chain.step_size = tuner.update(accept_prob)
+        if len(chain.history) >= chain.next_selection_size:
+            self._fit(x, select=True)
+            info["refit"] = True
+        elif self._update_surrogate(x):
+            info["refit"] = True
+
+    def _on_stop_tuning(self):
+        chain = self.chain
+        if isinstance(chain.step_size_tuner, DualAveraging):
+            chain.step_size = chain.step_size_tuner.final_step_size
+
+    def _fit(self, x, select: bool) -> None:
+        """(Re)fit the surrogate; with ``select`` also choose (ℓ, λ) by cross-validation and
+        re-estimate the mass matrix, then restart the step-size adaptation."""
+        chain = self.chain
+        if select and self.standardize:
+            history = chain.history.points
+            scale = history.std(axis=0)
+            if np.all(np.isfinite(scale)) and np.all(scale > 0):
+                chain.center = history.mean(axis=0)
+                chain.scale = scale
+        if select:
+            self._update_jump_variance()
+        if select and self.adapt_mass:
+            variance = chain.history.points.var(axis=0) / chain.scale**2
+            if np.all(np.isfinite(variance)) and np.all(variance > 0):
+                chain.inv_mass = variance
+        points = self._standardize(self._training_points())
+        if select:
+            chain.lengthscale, chain.regularization = self._hyperparameters(points)
+            chain.next_selection_size = 2 * len(chain.history)
+        chain.surrogate = self._make_estimator(chain.lengthscale, chain.regularization).fit(points)
+        chain.last_fit_iteration = chain.iteration
+        if select:
+            if chain.step_size_tuner is None:
+                initial = self.initial_step_size or 1.0 / math.sqrt(self.dim)
+            else:
+                initial = chain.step_size
+            chain.step_size = initial
+            if self.step_size_adaptation == "esjd":
+                chain.step_size_tuner = JumpDistanceStepSize(initial)
+            else:
+                chain.step_size_tuner = DualAveraging(initial, target=self.target_accept)
+
+    def _hyperparameters(self, points) -> tuple[float, float]:
+        if self.fixed_lengthscale is not None and self.fixed_regularization is not None:
+            return self.fixed_lengthscale, self.fixed_regularization
+        regularizations = None if self.fixed_regularization is None else [self.fixed_regularization]
+        # A rejection repeats a state and consecutive states are close: a held-out state next to
+        # a training state rewards vanishing lengthscales. So validate on distinct states, at
+        # most `_SELECTION_POINTS` of them, in chain order, with folds of consecutive states.
+        _, first_visits = np.unique(points, axis=0, return_index=True)
+        distinct = points[np.sort(first_visits)]
+        if len(distinct) > _SELECTION_POINTS:
+            keep = np.sort(self.rng.choice(len(distinct), _SELECTION_POINTS, replace=False))
+            distinct = distinct[keep]
+        if len(distinct) < 10:
+            distinct = points
+        if self.fixed_lengthscale is None:
+            # In standardised coordinates a useful lengthscale is of the order of the typical
+            # distance between states: search around the median heuristic.
+            lengthscales = median_lengthscale(distinct) * _LENGTHSCALE_FACTORS
+        else:
+            lengthscales = [self.fixed_lengthscale]
+        lengthscale, regularization, _ = select_hyperparameters(
+            distinct,
+            contiguous_folds=False,
+            estimator=self.estimator_name,
+            lengthscales=lengthscales,
+            regularizations=regularizations,
+            rng=self.rng,
+            **self._selection_kwargs(),
+        )
+        return float(lengthscale), float(regularization)
+
+    def _selection_kwargs(self) -> dict:
+        return {}
+
+    # subclass API
+    def _training_points(self) -> np.ndarray:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _make_estimator(self, lengthscale, regularization):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _update_surrogate(self, x) -> bool:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+
+class KMCLite(_KMC):
+    r"""Kernel HMC, lite version (Strathmann et al., NIPS 2015).
+
+    HMC trajectories on the surrogate ``f(x) = Σ α_i k(z_i, x)`` fitted by score matching to a
+    sub-sample ``z`` of the chain's history (Gaussian kernel), accepted with the *true* log
+    density: one target evaluation per iteration, no model gradient. The surrogate's gradient
+    vanishes far from the data, where trajectories become random-walk moves of length
+    ``n_steps × step_size``; exactness never depends on the surrogate's quality.
+
+    Each iteration is, with probability ``random_walk_probability``, a Gaussian random-walk move
+    (per-coordinate scale from the history, Robbins–Monro tuned towards 0.234 acceptance) and
+    otherwise a surrogate trajectory. Both moves are Metropolis–Hastings moves that leave the
+    target invariant, so the mixture does too; the random-walk share keeps a chain from sticking
+    where the surrogate is steeper than the target (typically in tails the history has not seen).
+
+    Parameters
+    ----------
+    vars : list of variables, optional
+        Continuous variables to sample (default: all free variables of the model).
+    subsample_size : int
+        Size ``n`` of the history sub-sample the surrogate is fitted on (default 500).
+    n_steps : int or (int, int)
+        Leapfrog steps per trajectory, drawn uniformly from the inclusive range (default (10, 30)).
+    step_size : float, optional
+        Initial leapfrog step size (default ``1/√d`` in the mass-matrix metric); jittered by
+        ``±step_size_jitter`` per iteration and tuned as ``step_size_adaptation`` says.
+    step_size_adaptation : {"esjd", "dual_averaging"}
+        ``"esjd"`` (default) searches for the step size with the largest expected squared jump
+        distance (:class:`~pymc_kernel_steps.core.JumpDistanceStepSize`); ``"dual_averaging"``
+        tunes towards ``target_accept`` as NUTS does. With a surrogate gradient the acceptance
+        rate is capped by the surrogate's error at every step size, and dual averaging towards
+        0.8 then shrinks the step size until trajectories barely move.
+    target_accept : float
+        Target acceptance of dual averaging (default 0.8).
+    step_size_jitter : float
+        Relative uniform jitter of the step size (default 0.2).
+    lengthscale, regularization : float, optional
+        Gaussian-kernel lengthscale ``ℓ`` and regulariser ``λ`` of the estimator. Default: chosen by
+        5-fold cross-validation of the score-matching objective (on at most 500 distinct states,
+        ``ℓ`` from 1 to 3 times the median heuristic) when the surrogate is first fitted and
+        each time the history doubles during tuning.
+    min_history : int, optional
+        Random-walk iterations before the first fit (default ``max(300, 20 d)``, but at most a
+        third of the tuning iterations, and at least 50).
+    refit_interval : int
+        The surrogate is refitted on a fresh sub-sample every ``refit_interval`` adapting
+        iterations (default 100).
+    adapt_mass : bool
+        Estimate the diagonal mass matrix from the history's variances (default True).
+    standardize : bool
+        Fit the surrogate on coordinates standardised by the history's mean and standard
+        deviation (default False: one isotropic lengthscale in the model's coordinates, as in the
+        paper, which measured better on the banana benchmark).
+    random_walk_probability : float
+        Share of random-walk moves in ``[0, 1)`` (default 0.25).
+    adapt_after_tuning : bool
+        Keep refitting through the draws with vanishing probability (default False: the surrogate,
+        step size and mass matrix are frozen after tuning and the kernel is exactly π-invariant).
+    model, initial_point, compile_kwargs, rng, blocked
+        As for PyMC's step methods.
+
+    Notes
+    -----
+    Stats: ``accept``, ``accepted``, ``logp_evals``, ``tune``, ``model_logp`` (exact log
+    densities only), ``step_size`` (NaN for random-walk moves), ``n_steps`` (0 for random-walk
+    moves), ``energy_error`` (change of the true Hamiltonian), ``n_history``, ``refit``,
+    ``surrogate`` (False for random-walk moves) and ``lengthscale``.
+    """
+
+    name = "kmc_lite"
+    estimator_name = "lite"
+
+    def __init__(self, vars=None, *, subsample_size: int = 500, **kwargs):
+        require_int("subsample_size", subsample_size, minimum=2)
+        self.subsample_size = int(subsample_size)
+        super().__init__(vars, **kwargs)
+
+    def _training_points(self):
+        return self.chain.history.subsample(self.rng, self.subsample_size)
+
+    def _make_estimator(self, lengthscale, regularization):
+        return LiteScoreEstimator(GaussianKernel(lengthscale), regularization=regularization)
+
+    def _update_surrogate(self, x) -> bool:
+        chain = self.chain
+        if chain.iteration - chain.last_fit_iteration < self.refit_interval:
+            return False
+        self._fit(x, select=False)
+        return True
+
+
+class KMCFinite(_KMC):
+    r"""Kernel HMC with random Fourier features (Strathmann et al., NIPS 2015).
+
+    The surrogate ``f(x) = θᵀφ(x)`` lives in a finite feature space of ``n_features`` random
+    Fourier features of a Gaussian kernel and is fitted by score matching on the *whole* history:
+    every new chain state during tuning enters through an exact rank-d update of the
+    solution, O(d m²) per iteration. Hyper-parameters are chosen by cross-validation after an
+    initial random-walk phase and re-chosen each time the history doubles; a batch refit then
+    starts a new online run. Trajectories are accepted with the true log density.
+
+    Parameters
+    ----------
+    vars : list of variables, optional
+    n_features : int
+        Number ``m`` of random Fourier features (default 300).
+    n_steps, step_size, step_size_adaptation, target_accept, step_size_jitter, lengthscale,
+    regularization, min_history, refit_interval, adapt_mass, standardize,
+    random_walk_probability, adapt_after_tuning, model, initial_point, compile_kwargs, rng,
+    blocked
+        As for :class:`KMCLite` (``refit_interval`` is unused: the fit is updated with every
+        adapting iteration).
+
+    Notes
+    -----
+    Random features are periodic, so the surrogate has spurious modes far from the data: the
+    random-walk phase before the first fit (``min_history`` iterations) keeps an unexplored chain
+    from being stranded there. Stats as for :class:`KMCLite`.
+    """
+
+    name = "kmc_finite"
+    estimator_name = "finite"
+
+    def __init__(self, vars=None, *, n_features: int = 300, **kwargs):
+        require_int("n_features", n_features, minimum=1)
+        self.n_features = int(n_features)
+        super().__init__(vars, **kwargs)
+
+    def _training_points(self):
+        return self.chain.history.points
+
+    def _selection_kwargs(self):
+        return {"n_features": self.n_features}
+
+    def _make_estimator(self, lengthscale, regularization):
+        return FiniteScoreEstimator(
+            n_features=self.n_features,
+            kernel=GaussianKernel(lengthscale),
+            regularization=regularization,
+            rng=self.rng,
+        )
+
+    def _update_surrogate(self, x) -> bool:
+        self.chain.surrogate.update(self._standardize(x))
+        return True

@@ -1,0 +1,219 @@
+"""KMCLite and KMCFinite: exactness with a frozen surrogate, adaptation, pm.sample, bad input."""
+
+from __future__ import annotations
+
+import copy
+import pickle
+
+import cloudpickle
+import numpy as np
+import pymc as pm
+import pytest
+
+from pymc_kernel_steps import KMCFinite, KMCLite
+from pymc_kernel_steps.core import kinetic_energy
+
+from ..helpers import CORRELATED_COV, CORRELATED_MEAN, assert_moments, correlated_gaussian_model
+
+KMC_STEPS = [KMCLite, KMCFinite]
+QUIET = dict(progressbar=False, compute_convergence_checks=False)
+
+
+@pytest.fixture(params=KMC_STEPS, ids=lambda cls: cls.__name__)
+def kmc_class(request):
+    return request.param
+
+
+def _frozen_step(cls, model, history, seed=0, **kwargs):
+    """A step whose surrogate is fitted to ``history`` (fixed ℓ, λ) and then frozen."""
+    kwargs = {"lengthscale": 2.0, "regularization": 1.0, **kwargs}
+    with model:
+        step = cls(**kwargs)
+    step.setup_chain(np.random.default_rng(seed), tune=1, draws=1)
+    for point in history:
+        step.chain.history.append(point)
+    step._fit(history[-1], select=True)
+    step.stop_tuning()
+    return step
+
+
+def _run(step, start, iterations):
+    point = {"x": np.array(start, dtype=float)}
+    draws = np.empty((iterations, len(start)))
+    for i in range(iterations):
+        point, _ = step.step(point)
+        draws[i] = point["x"]
+    return draws
+
+
+# ---------------------------------------------------------------- exactness
+def test_frozen_proposal_is_reversible_and_ratio_is_the_hamiltonian(kmc_class):
+    """Replaying the step's draws: the trajectory from (y, −p') returns to (x, −p), and the log
+    correction is the kinetic-energy change, antisymmetric between the two directions."""
+    rng = np.random.default_rng(1)
+    history = rng.multivariate_normal(CORRELATED_MEAN, CORRELATED_COV, size=300)
+    step = _frozen_step(
+        kmc_class, correlated_gaussian_model(), history, random_walk_probability=0.0
+    )
+    chain = step.chain
+    for _ in range(10):
+        x = rng.multivariate_normal(CORRELATED_MEAN, CORRELATED_COV)
+        replay = copy.deepcopy(step.rng)
+        y, log_correction, info = step._propose(x)
+        replay.uniform()  # the choice between trajectory and random walk
+        replay.uniform()  # the step-size jitter
+        n_steps = int(replay.integers(step.n_steps_range[0], step.n_steps_range[1] + 1))
+        momentum = replay.standard_normal(step.dim) / np.sqrt(chain.inv_mass)
+        assert n_steps == info["n_steps"]
+        end, end_momentum = chain.surrogate.leapfrog(
+            x, momentum, info["step_size"], n_steps, chain.inv_mass
+        )
+        np.testing.assert_allclose(y, end, rtol=1e-12)
+        assert log_correction == pytest.approx(
+            kinetic_energy(momentum, chain.inv_mass) - kinetic_energy(end_momentum, chain.inv_mass)
+        )
+        back, back_momentum = chain.surrogate.leapfrog(
+            y, -end_momentum, info["step_size"], n_steps, chain.inv_mass
+        )
+        np.testing.assert_allclose(back, x, atol=1e-8)
+        np.testing.assert_allclose(-back_momentum, momentum, atol=1e-8)
+        assert np.linalg.norm(y - x) > 1e-3  # the trajectory moves
+
+
+@pytest.mark.slow
+def test_frozen_wrong_surrogate_still_samples_the_target(kmc_class):
+    """A surrogate fitted to the wrong distribution (shifted, uncorrelated, too wide) only costs
+    efficiency: with the true density in the acceptance ratio the moments are the target's."""
+    rng = np.random.default_rng(2)
+    wrong = rng.normal(CORRELATED_MEAN + 0.5, 1.5, size=(400, 4))
+    step = _frozen_step(
+        kmc_class, correlated_gaussian_model(), wrong, seed=3, random_walk_probability=0.0
+    )
+    draws = _run(step, CORRELATED_MEAN, 12000)
+    assert_moments(draws[None], CORRELATED_MEAN, np.diag(CORRELATED_COV))
+
+
+# ---------------------------------------------------------------- adaptation and stats
+def test_random_walk_phase_then_surrogate_then_frozen(kmc_class):
+    model = correlated_gaussian_model()
+    with model:
+        step = kmc_class(min_history=60, random_walk_probability=0.1)
+        idata = pm.sample(
+            step=step, tune=400, draws=200, chains=1, cores=1, random_seed=4,
+            discard_tuned_samples=False, **QUIET,
+        )  # fmt: skip
+    warm = idata.warmup_sample_stats
+    surrogate = warm.surrogate.values[0]
+    assert not surrogate[:59].any()
+    # afterwards a trajectory, except for the random-walk share of the mixture
+    assert 0.8 < surrogate[60:].mean() < 0.97
+    assert warm.refit.values[0, 59]  # the first fit, at min_history states
+    assert np.all(np.isnan(warm.step_size.values[0, :59]))
+    np.testing.assert_array_equal(warm.n_history.values[0], np.arange(1, 401))
+    post = idata.sample_stats
+    assert not post.refit.values.any()
+    for name in ("lengthscale",):
+        assert np.unique(post[name].values).size == 1
+    trajectories = post.surrogate.values
+    assert np.all(post.n_steps.values[trajectories] >= 10)
+    assert np.all(post.n_steps.values[trajectories] <= 30)
+    assert np.all(post.n_steps.values[~trajectories] == 0)
+    assert np.unique(post.step_size.values[trajectories]).size > 100  # jittered per iteration
+
+
+def test_step_size_adaptation_targets(kmc_class):
+    """Dual averaging brings the trajectories' acceptance to its target."""
+    model = correlated_gaussian_model()
+    with model:
+        idata = pm.sample(
+            step=kmc_class(step_size_adaptation="dual_averaging", target_accept=0.6),
+            tune=1500, draws=1000, chains=1, cores=1, random_seed=5, **QUIET,
+        )  # fmt: skip
+    stats = idata.sample_stats
+    trajectories = stats.surrogate.values
+    assert abs(float(stats.accept.values[trajectories].mean()) - 0.6) < 0.1
+
+
+def test_adapt_after_tuning_keeps_refitting():
+    model = correlated_gaussian_model()
+    with model:
+        idata = pm.sample(
+            step=KMCLite(adapt_after_tuning=True, refit_interval=20),
+            tune=300, draws=600, chains=1, cores=1, random_seed=6, **QUIET,
+        )  # fmt: skip
+    assert idata.sample_stats.refit.values.sum() > 3
+
+
+def test_finite_updates_online_during_tuning():
+    model = correlated_gaussian_model()
+    with model:
+        step = KMCFinite(min_history=50, n_features=50)
+        pm.sample(step=step, tune=200, draws=10, chains=1, cores=1, random_seed=8, **QUIET)
+    assert step.chain.surrogate.n_points == 200  # every tuning state entered the fit
+
+
+def test_standardize_option_samples():
+    model = correlated_gaussian_model()
+    with model:
+        idata = pm.sample(
+            step=KMCLite(standardize=True), tune=600, draws=600, chains=1, cores=1,
+            random_seed=9, **QUIET,
+        )  # fmt: skip
+    assert float(idata.sample_stats.accept.mean()) > 0.2
+
+
+def test_pickle_round_trip_steps_identically(kmc_class):
+    model = correlated_gaussian_model()
+    with model:
+        step = kmc_class(min_history=30)
+    clone = pickle.loads(cloudpickle.dumps(step))
+    runs = []
+    for candidate in (step, clone):
+        candidate.setup_chain(np.random.default_rng(10), tune=80, draws=20)
+        point, draws = model.initial_point(), []
+        for i in range(100):
+            if i == 80:
+                candidate.stop_tuning()
+            point, _ = candidate.step(point)
+            draws.append(point["x"])
+        runs.append(np.array(draws))
+    np.testing.assert_array_equal(runs[0], runs[1])
+    assert clone.chain.surrogate is not None
+
+
+# ---------------------------------------------------------------- bad input
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"n_steps": 0}, "n_steps"),
+        ({"n_steps": (5, 2)}, "n_steps"),
+        ({"step_size": -0.1}, "step_size"),
+        ({"step_size_adaptation": "newton"}, "step_size_adaptation"),
+        ({"target_accept": 1.0}, "target_accept"),
+        ({"step_size_jitter": 1.0}, "step_size_jitter"),
+        ({"lengthscale": -1.0}, "lengthscale"),
+        ({"lengthscale": float("nan")}, "lengthscale"),
+        ({"regularization": 0.0}, "regularization"),
+        ({"min_history": 1}, "min_history"),
+        ({"refit_interval": 0}, "refit_interval"),
+        ({"random_walk_probability": 1.0}, "random_walk_probability"),
+        ({"random_walk_probability": -0.1}, "random_walk_probability"),
+    ],
+)
+def test_bad_parameters_raise(kmc_class, kwargs, match):
+    with correlated_gaussian_model():
+        with pytest.raises(ValueError, match=match):
+            kmc_class(**kwargs)
+
+
+@pytest.mark.parametrize(
+    "cls, kwargs, match",
+    [
+        (KMCLite, {"subsample_size": 0}, "subsample_size"),
+        (KMCFinite, {"n_features": 0}, "n_features"),
+    ],
+)
+def test_bad_sizes_raise(cls, kwargs, match):
+    with correlated_gaussian_model():
+        with pytest.raises(ValueError, match=match):
+            cls(**kwargs)
