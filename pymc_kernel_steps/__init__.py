@@ -3,9 +3,10 @@
 from . import core
 from ._version import __version__
 from .core import GaussianKernel, LinearKernel, MaternKernel, RationalQuadraticKernel
-from .steps import KAMH, AdaptiveMetropolis, KMCFinite, KMCLite
+from .steps import CKAM, KAMH, AdaptiveMetropolis, KMCFinite, KMCLite, sampling_phase
 
 __all__ = [
+    "CKAM",
     "KAMH",
     "AdaptiveMetropolis",
     "GaussianKernel",
@@ -16,4 +17,5 @@ __all__ = [
     "RationalQuadraticKernel",
     "__version__",
     "core",
+    "sampling_phase",
 ]

@@ -1,6 +1,7 @@
 """PyMC step methods (the only package that imports PyMC)."""
 
 from .base import KernelStep
+from .ckam import CKAM, sampling_phase
 from .kamh import KAMH, AdaptiveMetropolis
 from .kmc import KMCFinite, KMCLite
 

@@ -1,0 +1,577 @@
+"""Cyclical Kernel Adaptive Metropolis (paper 004): cycles of KAM exploration and cosine-scheduled
+random-walk sampling, for posteriors with several modes.
+
+Which draws to use for what
+---------------------------
+``pm.sample(step=CKAM())`` keeps every iteration in the trace and flags it with the sample stat
+``exploring``.
+
+* **Estimates** (means, quantiles, ESS, R-hat): use :func:`sampling_phase` ``(idata)``, the
+  sampling-phase draws only, as the paper does. Each of those draws comes from a random-walk
+  Metropolis move ``N(x, ν_t² Σ)`` whose ``(ν_t, Σ)`` is fixed for that move, so each move leaves
+  the posterior invariant.
+* **Exploration-phase draws** are kept for diagnostics (where the sampler went looking, how the
+  modes were found). They come from moves that adapt as they go and restart every cycle; do not
+  average them.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..core.adaptation import RobbinsMonroScale
+from ..core.history import ChainHistory
+from ..core.kernels import GaussianKernel, Kernel, median_lengthscale
+from ..core.proposals import gaussian_random_walk, kamh_feature_covariance
+from ..core.schedules import (
+    ckam_nu0,
+    ckam_sampling_scale,
+    exploration_length,
+)
+from .base import ChainState, KernelStep, require_int, require_positive
+from .kamh import _cholesky, _smallest_scale
+
+__all__ = ["CKAM", "default_cycle_length", "sampling_phase"]
+
+#: optimal random-walk scale factor for Gaussian targets (Roberts, Gelman & Gilks 1997)
+_RW_FACTOR = 2.38
+#: default number of cycles per chain when ``cycle_length`` is not given
+_CYCLES_PER_CHAIN = 20
+#: the longest default cycle (the paper's T/M on its 2-d targets)
+_MAX_DEFAULT_CYCLE = 1000
+#: points of the whole history used to estimate the covariance of the jump moves
+_JUMP_POINTS = 1000
+#: smallest jump multiplier
+_JUMP_MIN = 1.0
+
+#: move kinds (in the order of a cycle)
+_RW, _KAM, _JUMP, _HOP, _SAMPLE = "rw", "kam", "jump", "hop", "sample"
+
+
+@dataclass
+class CKAMChain(ChainState):
+    """Per-chain state of :class:`CKAM`: position in the cycle, exploration adaptation, the frozen
+    sampling proposal."""
+
+    cycle_length: int = 0
+    n_explore: int = 0
+    cycle: int = 0
+    position: int = 0  # k = mod(t − 1, T_c), 0-based position of the *next* iteration
+    cycle_start: int = 0  # index in ``history`` of the first point of the current cycle
+    kam_start: int = -1  # position at which the KAM proposals of this cycle began (−1: not yet)
+    kam_moves: int = 0  # KAM moves made in this cycle
+    rw_scale: RobbinsMonroScale | None = None
+    nu2_scale: RobbinsMonroScale | None = None
+    subsample: np.ndarray | None = None
+    previous_n: int = 0  # sub-sample size at the end of the previous cycle's exploration
+    kernel: Kernel | None = None
+    gamma_abs: float = math.nan
+    feature_cov_current: np.ndarray | None = None
+    feature_cov_point: np.ndarray | None = None
+    jump_chol: np.ndarray | None = None  # Cholesky factor of (2.38²/d) Cov(whole history)
+    sigma_chol: np.ndarray | None = None  # Cholesky factor of Σ, frozen at the phase change
+    nu_exp: float = math.nan
+    nu0: float = math.nan
+
+
+def default_cycle_length(total_iterations: int, minimum: int) -> int:
+    """Default ``T_c``: about 20 cycles per chain, at most 1000 iterations (the paper's value),
+    at least ``minimum`` (what the exploration phase needs)."""
+    return max(int(minimum), min(_MAX_DEFAULT_CYCLE, int(total_iterations) // _CYCLES_PER_CHAIN))
+
+
+class CKAM(KernelStep):
+    r"""Cyclical Kernel Adaptive Metropolis (Li, Zeng & Guo 2022).
+
+    Splits the run into cycles of ``cycle_length`` iterations that continue through tuning and
+    draws alike. Each cycle starts with an **exploration phase** (the first
+    ``ceil(exploration_fraction × cycle_length)`` iterations) that forgets the previous cycle's
+    geometry and looks for modes, and ends with a **sampling phase** of random-walk Metropolis
+    moves whose scale decreases along a cosine, so that the chain settles in the mode it found.
+    Adaptive samplers that learn from their whole history lock onto the mode they start in; cKAM
+    keeps finding and revisiting every mode.
+
+    Exploration phase (iteration ``k`` of the cycle, ``0 ≤ k < K``):
+
+    1. while the cycle has fewer than ``min_history`` points: random walk ``N(x, s² I)``, ``s`` by
+       Robbins–Monro towards ``target_accept``;
+    2. then KAM moves ``N(x, γ² I + ν² Mᵀ H M)`` with the sub-sample ``z`` drawn from **the
+       current cycle's history only** (paper 004 §2.4), the median-heuristic lengthscale and
+       ``ν²`` by Robbins–Monro, exactly as :class:`~pymc_kernel_steps.KAMH`, in a repeating
+       pattern of four moves: KAM, **blind jump**, **mode hop**, blind jump. A blind jump is
+       ``N(x, ρ² S)`` with ``S = (2.38²/d) Cov(whole chain history)`` (computed when the cycle's
+       KAM moves start) and ``ρ`` drawn log-uniformly in ``[1, jump_scale]``: it finds modes
+       nothing has visited yet. A mode hop is ``x + (z_a − z_b) + γ ξ`` with ``z_a, z_b`` two
+       random points of the whole history (the differential-evolution move of ter Braak &
+       Vrugt with unit factor): once two modes are in the history it moves between them in one
+       step. Both are symmetric, state-independent proposals.
+
+    At the phase change ``ν_exp = ν``, ``Σ = (γ/ν_exp)² I + Mᵀ H M`` at the current point (the KAM
+    covariance divided by ``ν_exp²``) and ``ν₀ = 2 ν_exp / (cos(πK/T_c) + 1)`` are frozen.
+
+    Sampling phase (``K ≤ k < T_c``): ``x* ~ N(x, ν_k² Σ)`` with
+    ``ν_k = (ν₀/2)(cos(πk/T_c) + 1)``, accepted with ``min(1, π(x*)/π(x))``.
+
+    Parameters
+    ----------
+    vars : list of variables, optional
+        Continuous variables to sample (default: all free variables of the model).
+    cycle_length : int, optional
+        ``T_c``. Default: ``(tune + draws) // 20`` (about 20 cycles per chain), at most 1000 (the
+        paper's value), at least :attr:`min_cycle_length`. Longer cycles sample each visited mode
+        longer; more cycles revisit the modes more often, which is what fixes their weights.
+    exploration_fraction : float
+        ``β`` in (0, 1): the fraction of each cycle spent exploring (default 0.4, the paper's).
+    kernel : Kernel, optional
+        Kernel of the KAM moves. Default: :class:`~pymc_kernel_steps.core.GaussianKernel` with the
+        median-heuristic lengthscale of each sub-sample. A kernel you pass is used as given.
+    gamma : float
+        KAM noise ``γ`` relative to the smallest scale of the cycle's sub-sample (default 0.2, as
+        :class:`~pymc_kernel_steps.KAMH`).
+    subsample_size : int
+        Size of the sub-sample of the cycle's history (default 50, the paper's).
+    jump_scale : float
+        Largest multiplier ``ρ`` of the blind jumps, relative to the ``2.38/√d``-scaled
+        covariance of the whole history (default 16: from one mode of scale σ it reaches modes
+        ~10–20 σ away). 0 disables the blind jumps (their slots become KAM moves).
+    mode_jumps : bool
+        Whether to make the mode hops (default True; if False their slots become KAM moves).
+        With neither jumps nor hops the exploration is the paper's KAM moves alone, which in
+        practice do not leave a mode: the Robbins–Monro scale shrinks to the local mode.
+    target_accept : float
+        Target acceptance rate of the exploration-phase Robbins–Monro adaptation (default 0.234).
+    min_history : int, optional
+        Points of the current cycle needed before KAM moves start (default ``max(20, 5 d)``).
+    refresh_interval : int
+        The sub-sample is redrawn from the cycle's history every ``refresh_interval`` KAM moves
+        (default 10).
+    model, initial_point, compile_kwargs, rng, blocked
+        As for PyMC's step methods.
+
+    Notes
+    -----
+    **What is exact.** Every sampling-phase move is a symmetric random-walk Metropolis move with
+    a covariance ``ν_k² Σ`` that is fixed during the move (``ν_k`` depends only on the position in
+    the cycle, ``Σ`` only on the past), so each leaves the posterior invariant; the chain is
+    time-inhomogeneous but every kernel it applies is ``π``-invariant. The same holds for each
+    exploration move given the adaptation state (KAM moves carry their Hastings correction, jumps
+    and random-walk moves are symmetric).
+
+    **What is heuristic.** The exploration adaptation (``s``, ``ν²``, sub-sample, lengthscale,
+    ``S``) restarts every cycle by design and never vanishes, so the exploration-phase draws are
+    not from a fixed kernel and the usual diminishing-adaptation guarantee does not apply; and
+    ``Σ`` is frozen at a state-dependent point (the paper's "fuzzy estimate of the local
+    covariance"). Use :func:`sampling_phase` for estimates. The relative weights of the modes come
+    from how often exploration moves between them (jumps are ``π``-reversible, so the flows
+    between modes balance); they are only as accurate as the number of cycles allows, so run
+    enough cycles (and chains) and check the ``cycle``-to-``cycle`` variation.
+    ``adapt_after_tuning`` does not apply: cycles, and their adaptation, continue through the
+    draws. The cycle counter counts every iteration, tuning included.
+
+    **Relation to the paper.** Algorithm 2 of paper 004 restarts the exploration stepsize from its
+    large initial value each cycle and relies on a large, decaying KAM noise ``γ`` (4 → 1 in
+    absolute units in the authors' code) to leave a mode. Here the exploration scales are warm
+    started from the previous cycle's end values (``s`` from the trace of the last KAM covariance,
+    ``ν²`` carried over, with a Robbins–Monro gain that restarts each cycle), ``γ`` keeps the
+    KAMH meaning, and leaving a mode is the job of the separate blind jumps (whose scale follows
+    the target's measured spread instead of absolute units) and of the mode hops.
+
+    Sample stats: ``accept``, ``accepted``, ``logp_evals``, ``tune``, ``model_logp``,
+    ``exploring`` (bool), ``cycle`` (int64) and ``scale``: the proposal scale of the move (``s``
+    for the cycle-start random walk, ``√ν²`` for KAM moves, ``ρ`` for blind jumps, 1 for mode
+    hops, ``ν_k`` while sampling).
+    """
+
+    name = "ckam"
+    progress_scale_stat = "scale"
+    progress_scale_label = "Scale"
+
+    stats_dtypes_shapes = {
+        **KernelStep.stats_dtypes_shapes,
+        "exploring": (bool, []),
+        "cycle": (np.int64, []),
+        "scale": (np.float64, []),
+    }
+
+    def __init__(
+        self,
+        vars=None,
+        *,
+        cycle_length: int | None = None,
+        exploration_fraction: float = 0.4,
+        kernel: Kernel | None = None,
+        gamma: float = 0.2,
+        subsample_size: int = 50,
+        jump_scale: float = 16.0,
+        mode_jumps: bool = True,
+        target_accept: float = 0.234,
+        min_history: int | None = None,
+        refresh_interval: int = 10,
+        model=None,
+        initial_point=None,
+        compile_kwargs=None,
+        rng=None,
+        blocked: bool = True,
+    ):
+        if kernel is not None and not isinstance(kernel, Kernel):
+            raise TypeError(f"`kernel` must be a pymc_kernel_steps Kernel, got {kernel!r}.")
+        if isinstance(exploration_fraction, bool) or not (
+            np.isscalar(exploration_fraction) and 0.0 < exploration_fraction < 1.0
+        ):
+            raise ValueError(
+                f"`exploration_fraction` must lie in (0, 1), got {exploration_fraction!r}."
+            )
+        require_int("subsample_size", subsample_size, minimum=2)
+        require_int("refresh_interval", refresh_interval, minimum=1)
+        if min_history is not None:
+            require_int("min_history", min_history, minimum=2)
+        if cycle_length is not None:
+            require_int("cycle_length", cycle_length, minimum=2)
+        require_positive("gamma", gamma)
+        if not (np.isscalar(jump_scale) and np.isfinite(jump_scale) and jump_scale >= 0):
+            raise ValueError(f"`jump_scale` must be a finite number ≥ 0, got {jump_scale!r}.")
+        if not 0 < target_accept < 1:
+            raise ValueError(f"`target_accept` must lie in (0, 1), got {target_accept!r}.")
+        self.kernel = kernel
+        self.exploration_fraction = float(exploration_fraction)
+        self.gamma = float(gamma)
+        self.subsample_size = int(subsample_size)
+        self.jump_scale = float(jump_scale)
+        self.mode_jumps = bool(mode_jumps)
+        self.target_accept = float(target_accept)
+        self.refresh_interval = int(refresh_interval)
+        self._min_history_arg = min_history
+        self._cycle_length_arg = cycle_length
+        self._planned_iterations: int | None = None
+        super().__init__(
+            vars,
+            model=model,
+            initial_point=initial_point,
+            compile_kwargs=compile_kwargs,
+            rng=rng,
+            blocked=blocked,
+            adapt_after_tuning=False,
+        )
+        if cycle_length is not None and cycle_length < self.min_cycle_length:
+            raise ValueError(
+                f"`cycle_length` = {cycle_length} is too short: with exploration_fraction = "
+                f"{self.exploration_fraction} and min_history = {self.min_history}, the "
+                f"exploration phase needs at least {self.min_exploration} iterations "
+                f"(min_history random-walk iterations to fill the cycle's sub-sample, then KAM "
+                f"moves), so `cycle_length` must be at least {self.min_cycle_length}."
+            )
+
+    # ------------------------------------------------------------------ configuration
+    @property
+    def min_history(self) -> int:
+        """Points of the current cycle needed before KAM moves start."""
+        if self._min_history_arg is not None:
+            return self._min_history_arg
+        return max(20, 5 * self.dim)
+
+    @property
+    def min_exploration(self) -> int:
+        """Shortest exploration phase: ``min_history`` random-walk iterations, then as many
+        KAM/jump iterations."""
+        return 2 * self.min_history
+
+    @property
+    def min_cycle_length(self) -> int:
+        """Shortest allowed ``cycle_length`` (exploration needs :attr:`min_exploration`
+        iterations and at least one sampling iteration must follow)."""
+        length = max(math.ceil(self.min_exploration / self.exploration_fraction), 2)
+        while exploration_length(length, self.exploration_fraction) < self.min_exploration or (
+            exploration_length(length, self.exploration_fraction) >= length
+        ):
+            length += 1
+        return length
+
+    def cycle_length_for(self, tune: int, draws: int) -> int:
+        """The cycle length used for a chain of ``tune + draws`` iterations."""
+        if self._cycle_length_arg is not None:
+            return int(self._cycle_length_arg)
+        return default_cycle_length(tune + draws, self.min_cycle_length)
+
+    def setup_chain(self, rng, tune: int, draws: int) -> None:
+        self._planned_iterations = int(tune) + int(draws)
+        super().setup_chain(rng, tune, draws)
+
+    def _new_chain(self) -> CKAMChain:
+        planned = self._planned_iterations if self._planned_iterations is not None else 2000
+        length = self.cycle_length_for(planned, 0)
+        chain = CKAMChain(history=ChainHistory(self.dim))
+        chain.cycle_length = length
+        chain.n_explore = exploration_length(length, self.exploration_fraction)
+        chain.rw_scale = RobbinsMonroScale(
+            math.log(_RW_FACTOR / math.sqrt(self.dim)), target=self.target_accept
+        )
+        return chain
+
+    # ------------------------------------------------------------------ proposals
+    def _propose(self, x):
+        chain = self.chain
+        k = chain.position
+        info = {"exploring": k < chain.n_explore, "cycle": chain.cycle}
+        if k >= chain.n_explore:
+            nu = ckam_sampling_scale(k, chain.cycle_length, chain.nu0)
+            info.update(kind=_SAMPLE, scale=nu)
+            xi = self.rng.standard_normal(self.dim)
+            return x + nu * (chain.sigma_chol @ xi), 0.0, info
+        if chain.subsample is None:
+            scale = chain.rw_scale.scale
+            info.update(kind=_RW, scale=scale)
+            return x + scale * self.rng.standard_normal(self.dim), 0.0, info
+        slot = (k - chain.kam_start) % 4
+        if slot in (1, 3) and chain.jump_chol is not None and self.jump_scale > 0:
+            rho = self._jump_multiplier()
+            info.update(kind=_JUMP, scale=rho)
+            xi = self.rng.standard_normal(self.dim)
+            return x + rho * (chain.jump_chol @ xi), 0.0, info
+        if slot == 2 and self.mode_jumps and len(chain.history) >= 2:
+            points = chain.history.points
+            a, b = self.rng.choice(points.shape[0], size=2, replace=False)
+            xi = self.rng.standard_normal(self.dim)
+            info.update(kind=_HOP, scale=1.0)
+            return x + (points[a] - points[b]) + chain.gamma_abs * xi, 0.0, info
+        return self._propose_kam(x, info)
+
+    def _jump_multiplier(self) -> float:
+        low = min(_JUMP_MIN, self.jump_scale)
+        return low * (self.jump_scale / low) ** self.rng.uniform()
+
+    def _propose_kam(self, x, info):
+        chain = self.chain
+        if chain.feature_cov_current is None or not np.array_equal(chain.feature_cov_point, x):
+            chain.feature_cov_current = self._feature_cov(x)
+            chain.feature_cov_point = np.array(x, copy=True)
+        chol_here = _cholesky(self._kam_covariance(chain.feature_cov_current))
+        computed = {}
+
+        def chol_there_of(proposal):
+            computed["feature_cov"] = self._feature_cov(proposal)
+            return _cholesky(self._kam_covariance(computed["feature_cov"]))
+
+        position_dependent = chain.kernel.gradient_depends_on_x
+        proposal, log_correction = gaussian_random_walk(
+            self.rng, x, chol_here, chol_there_of if position_dependent else None
+        )
+        info.update(
+            kind=_KAM,
+            scale=math.sqrt(chain.nu2_scale.scale),
+            feature_cov=computed.get("feature_cov", chain.feature_cov_current),
+        )
+        return proposal, log_correction, info
+
+    def _feature_cov(self, x):
+        chain = self.chain
+        return kamh_feature_covariance(x, chain.subsample, chain.kernel)
+
+    def _kam_covariance(self, feature_cov):
+        R = self.chain.nu2_scale.scale * feature_cov
+        R.flat[:: self.dim + 1] += self.chain.gamma_abs**2
+        return R
+
+    # ------------------------------------------------------------------ schedule and adaptation
+    def _record(self, x_new, accepted, info):
+        """Adapt the exploration, freeze the sampling proposal, advance the cycle position.
+
+        Runs every iteration, tuning or not: the cycles are the method.
+        """
+        chain = self.chain
+        kind = info["kind"]
+        accept_prob = math.exp(min(0.0, info["log_accept_ratio"]))
+        if kind == _KAM:
+            if accepted:
+                chain.feature_cov_current = info["feature_cov"]
+                chain.feature_cov_point = x_new
+            chain.nu2_scale.update(accept_prob)
+            chain.kam_moves += 1
+            if chain.kam_moves % self.refresh_interval == 0:
+                self._refresh_subsample(x_new)
+        elif kind == _RW:
+            chain.rw_scale.update(accept_prob)
+            if len(chain.history) - chain.cycle_start >= self.min_history:
+                self._start_kam(x_new, chain.position + 1)
+
+        chain.position += 1
+        if chain.position == chain.n_explore:
+            self._freeze_sampling_proposal(x_new)
+        elif chain.position == chain.cycle_length:
+            self._start_cycle()
+
+    def _adapt(self, x, accept_prob, info):
+        """Unused: :meth:`_record` adapts the exploration phase of every cycle."""
+
+    def _adapting(self) -> bool:
+        return False
+
+    def _start_cycle(self) -> None:
+        """Begin a new cycle: forget the cycle's sub-sample, restart the Robbins–Monro gains."""
+        chain = self.chain
+        chain.cycle += 1
+        chain.position = 0
+        chain.cycle_start = len(chain.history)
+        chain.kam_start = -1
+        chain.kam_moves = 0
+        if chain.subsample is not None:
+            chain.previous_n = chain.subsample.shape[0]
+        chain.subsample = None
+        chain.feature_cov_current = None
+        chain.feature_cov_point = None
+        if chain.sigma_chol is not None and math.isfinite(chain.nu_exp):
+            # warm start: the random walk starts at the total variance of the last KAM proposal
+            total = chain.nu_exp**2 * float(np.sum(chain.sigma_chol**2)) / self.dim
+            if total > 0 and math.isfinite(total):
+                chain.rw_scale.log_scale = 0.5 * math.log(total)
+        chain.rw_scale.iteration = 0
+        if chain.nu2_scale is not None:
+            chain.nu2_scale.iteration = 0
+
+    def _start_kam(self, x, next_position: int) -> None:
+        chain = self.chain
+        self._refresh_subsample(x)
+        if chain.subsample is None:  # degenerate cycle history: stay a random walk
+            return
+        chain.kam_start = next_position
+        self._refresh_jump_covariance()
+
+    def _refresh_subsample(self, x) -> None:
+        """Redraw the sub-sample from the current cycle's history (and the lengthscale, γ)."""
+        chain = self.chain
+        subsample = chain.history.subsample(self.rng, self.subsample_size, start=chain.cycle_start)
+        if self.kernel is None:
+            try:
+                kernel = GaussianKernel(median_lengthscale(subsample))
+            except ValueError:  # degenerate (a stuck chain): keep what we have
+                if chain.kernel is None or chain.subsample is None:
+                    return
+                kernel = chain.kernel
+        else:
+            kernel = self.kernel
+        spread = _smallest_scale(subsample)
+        if not (np.isfinite(spread) and spread > 0):
+            if chain.subsample is None:
+                return
+            spread = chain.gamma_abs / self.gamma
+        first_of_cycle = chain.subsample is None
+        previous_n = chain.previous_n if first_of_cycle else chain.subsample.shape[0]
+        chain.subsample = subsample
+        chain.kernel = kernel
+        chain.gamma_abs = self.gamma * spread
+        chain.feature_cov_current = self._feature_cov(x)
+        chain.feature_cov_point = np.array(x, copy=True)
+        n = subsample.shape[0]
+        if chain.nu2_scale is None:
+            # first KAM phase of the chain: the learned part gets the random walk's variance d s²
+            trace = float(np.trace(chain.feature_cov_current))
+            rw_var = chain.rw_scale.scale**2
+            nu2 = rw_var * self.dim / trace if trace > 0 and np.isfinite(trace) else 1.0
+            chain.nu2_scale = RobbinsMonroScale(math.log(nu2), target=self.target_accept)
+        elif previous_n and previous_n != n:
+            # Mᵀ H M grows with n: keep the proposal's scale when the sub-sample size changes
+            chain.nu2_scale.log_scale += math.log(previous_n / n)
+
+    def _refresh_jump_covariance(self) -> None:
+        """``S = (2.38²/d) Cov(whole history)`` for the warm-restart jumps of this cycle."""
+        chain = self.chain
+        if self.jump_scale == 0:
+            chain.jump_chol = None
+            return
+        points = chain.history.subsample(self.rng, _JUMP_POINTS)
+        cov = np.atleast_2d(np.cov(points.T, bias=True))
+        scale = float(np.trace(cov)) / self.dim
+        if not (np.isfinite(scale) and scale > 0):
+            return  # keep the previous cycle's S (None at the very start: no jumps)
+        cov.flat[:: self.dim + 1] += 1e-8 * scale
+        chol = _cholesky(cov * (_RW_FACTOR**2 / self.dim))
+        if np.all(np.isfinite(chol)):
+            chain.jump_chol = chol
+
+    def _freeze_sampling_proposal(self, x) -> None:
+        """Phase change: ``ν_exp``, ``Σ = (γ/ν_exp)² I + Mᵀ H M`` at ``x`` and ``ν₀``."""
+        chain = self.chain
+        beta_effective = chain.n_explore / chain.cycle_length
+        if chain.subsample is None:  # no KAM move this cycle (degenerate history): Σ = I
+            chain.nu_exp = chain.rw_scale.scale
+            sigma = np.eye(self.dim)
+        else:
+            nu_exp = math.sqrt(chain.nu2_scale.scale)
+            if chain.feature_cov_current is None or not np.array_equal(chain.feature_cov_point, x):
+                chain.feature_cov_current = self._feature_cov(x)
+                chain.feature_cov_point = np.array(x, copy=True)
+            sigma = chain.feature_cov_current.copy()
+            sigma.flat[:: self.dim + 1] += (chain.gamma_abs / nu_exp) ** 2
+            chain.nu_exp = nu_exp
+        chol = _cholesky(sigma)
+        if not np.all(np.isfinite(chol)):
+            chol = np.eye(self.dim)
+        chain.sigma_chol = chol
+        # ν₀ from the effective fraction K / T_c so that ν_K = ν_exp exactly
+        chain.nu0 = float(ckam_nu0(chain.nu_exp, beta_effective))
+
+    def _transition_stats(self, info):
+        return {
+            "exploring": bool(info["exploring"]),
+            "cycle": int(info["cycle"]),
+            "scale": float(info["scale"]),
+        }
+
+
+# ---------------------------------------------------------------------- draws of the sampling phase
+def sampling_phase(idata, *, flag: str = "exploring"):
+    """The draws of the sampling phases only (the ones to use for estimates).
+
+    Parameters
+    ----------
+    idata : DataTree
+        Result of ``pm.sample`` with a :class:`CKAM` step: its ``sample_stats`` (and
+        ``warmup_sample_stats``, if tuning draws were kept) must hold the stat ``exploring``.
+        When several steps emit ``exploring`` (several CKAM blocks) a draw counts as exploring
+        if any block explores.
+    flag : str
+        Name of the boolean stat marking exploration draws.
+
+    Returns
+    -------
+    DataTree
+        A copy in which every group with a ``draw`` dimension (``posterior``, ``sample_stats``,
+        ``log_likelihood``, their ``warmup_`` twins...) keeps only the sampling-phase draws. The
+        cycle schedule depends only on the iteration number, so when every chain has the same
+        schedule (the usual case: one ``cycle_length`` and ``tune`` for all chains) the
+        exploration draws are *removed* and the sampling phases of consecutive cycles are
+        concatenated along ``draw`` (the original iteration numbers stay in the ``draw``
+        coordinate); ArviZ functions (``az.summary``, ``az.ess``, ``az.mcse``, ``az.rhat``,
+        plots) then work as usual and treat the concatenated segments as one chain, which is
+        conservative for ESS. If the chains' schedules differ, the exploration draws are
+        replaced by NaN instead (most ArviZ statistics then need ``skipna``-aware use).
+    """
+    import xarray as xr
+
+    groups = {}
+    for path, node in idata.children.items():
+        dataset = node.to_dataset()
+        if "draw" not in dataset.dims:
+            groups[path] = dataset
+            continue
+        stats_name = "warmup_sample_stats" if path.startswith("warmup") else "sample_stats"
+        if stats_name not in idata.children:
+            raise ValueError(f"`idata` has no {stats_name!r} group to read {flag!r} from.")
+        stats = idata[stats_name].to_dataset()
+        if flag not in stats:
+            raise ValueError(
+                f"`idata.{stats_name}` has no stat {flag!r}: was the trace sampled with CKAM?"
+            )
+        exploring = stats[flag]
+        extra = [dim for dim in exploring.dims if dim not in ("chain", "draw")]
+        if extra:  # one column per CKAM block
+            exploring = exploring.any(dim=extra)
+        keep = ~exploring.astype(bool)
+        per_chain = keep.values
+        if np.all(per_chain == per_chain[:1]):
+            groups[path] = dataset.isel(draw=np.flatnonzero(per_chain[0]))
+        else:
+            groups[path] = dataset.where(keep)
+    return xr.DataTree.from_dict({**groups}, name=idata.name)

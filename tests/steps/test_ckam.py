@@ -1,0 +1,293 @@
+"""CKAM: the cycle schedule inside the step, exactness of the sampling phase, the bimodal target,
+pm.sample integration, :func:`sampling_phase`, bad input."""
+
+from __future__ import annotations
+
+import math
+import pickle
+
+import cloudpickle
+import numpy as np
+import pymc as pm
+import pytensor.tensor as pt
+import pytest
+from scipy import stats
+
+from pymc_kernel_steps.core import gaussian_logpdf
+from pymc_kernel_steps.core.schedules import ckam_sampling_scale
+from pymc_kernel_steps.steps.ckam import CKAM, sampling_phase
+
+from ..helpers import CORRELATED_COV, CORRELATED_MEAN, assert_moments, correlated_gaussian_model
+
+QUIET = dict(progressbar=False, compute_convergence_checks=False)
+
+MEANS = np.array([[-8.0, 0.0], [8.0, 0.0]])
+VARIANCES = np.array([0.5, 2.0])
+
+
+def bimodal_model() -> pm.Model:
+    """0.5 N([−8, 0], 0.5 I) + 0.5 N([8, 0], 2 I) (paper 004)."""
+    with pm.Model() as model:
+        x = pm.Flat("x", shape=2)
+        sq = pt.sum((x[None, :] - MEANS) ** 2, axis=1)
+        pm.Potential(
+            "mixture", pt.logsumexp(math.log(0.5) - 0.5 * sq / VARIANCES - pt.log(VARIANCES))
+        )
+    return model
+
+
+def _run_step(step, point, iterations, rng=0, tune=100, draws=1000):
+    step.setup_chain(np.random.default_rng(rng), tune=tune, draws=draws)
+    current, trace = dict(point), []
+    for _ in range(iterations):
+        current, stats_ = step.step(current)
+        trace.append((current["x"].copy(), stats_[0]))
+    return trace
+
+
+# ---------------------------------------------------------------- the schedule inside the step
+def test_sampling_scales_follow_the_cosine_schedule_and_start_at_nu_exp():
+    model = correlated_gaussian_model()
+    with model:
+        step = CKAM(cycle_length=150, rng=1)
+    T, K = 150, step.chain.n_explore
+    assert K == 60
+    trace = _run_step(step, model.initial_point(), K)  # exactly the first exploration phase
+    chain = step.chain
+    assert chain.position == K and chain.subsample is not None
+    # continuity: ν_exp is the exploration's final ν and the schedule passes through it at K
+    assert chain.nu_exp == pytest.approx(math.sqrt(chain.nu2_scale.scale), rel=1e-12)
+    assert ckam_sampling_scale(K, T, chain.nu0) == pytest.approx(chain.nu_exp, rel=1e-12)
+    assert chain.nu0 == pytest.approx(2 * chain.nu_exp / (math.cos(math.pi * K / T) + 1))
+    # and the first sampling proposal N(x, ν_K² Σ) is the KAM proposal at the phase change
+    x = trace[-1][0]
+    sigma = chain.sigma_chol @ chain.sigma_chol.T
+    kam = chain.nu2_scale.scale * step._feature_cov(x)
+    kam.flat[:: step.dim + 1] += chain.gamma_abs**2
+    np.testing.assert_allclose(chain.nu_exp**2 * sigma, kam, rtol=1e-10, atol=1e-12)
+
+    nu0 = chain.nu0
+    current = {"x": x}
+    scales, flags, cycles = [], [], []
+    for _ in range(T - K + 5):
+        current, stats_ = step.step(current)
+        scales.append(stats_[0]["scale"])
+        flags.append(stats_[0]["exploring"])
+        cycles.append(stats_[0]["cycle"])
+    k = np.arange(K, T)
+    np.testing.assert_allclose(scales[: T - K], nu0 / 2 * (np.cos(np.pi * k / T) + 1), rtol=1e-12)
+    assert not any(flags[: T - K]) and all(flags[T - K :])
+    assert cycles[T - K - 1] == 0 and cycles[T - K] == 1
+    assert step.chain.cycle == 1 and step.chain.subsample is None  # a new cycle forgets
+
+
+def test_setup_chain_resets_the_cycle():
+    model = correlated_gaussian_model()
+    with model:
+        step = CKAM(cycle_length=150)
+    _run_step(step, model.initial_point(), 200)
+    assert step.chain.cycle == 1
+    step.setup_chain(np.random.default_rng(1), tune=10, draws=10)
+    assert (step.chain.cycle, step.chain.position, len(step.chain.history)) == (0, 0, 0)
+
+
+def test_default_cycle_length_follows_tune_and_draws():
+    with correlated_gaussian_model():
+        step = CKAM()
+    step.setup_chain(np.random.default_rng(0), tune=4000, draws=8000)
+    assert step.chain.cycle_length == 600
+    step.setup_chain(np.random.default_rng(0), tune=10**6, draws=10**6)
+    assert step.chain.cycle_length == 1000
+    step.setup_chain(np.random.default_rng(0), tune=100, draws=100)
+    assert step.chain.cycle_length == step.min_cycle_length == 100  # 2 × 20 / 0.4
+
+
+# ---------------------------------------------------------------- exactness of the sampling phase
+def _step_in_sampling_phase(position_offset=20):
+    model = correlated_gaussian_model()
+    with model:
+        step = CKAM(cycle_length=150, rng=3)
+    _run_step(step, model.initial_point(), step.chain.n_explore)
+    step.chain.position += position_offset
+    return model, step
+
+
+def test_sampling_phase_detailed_balance_with_fixed_scale_and_sigma():
+    """log r(x → y) = −log r(y → x) for N(x, ν² Σ) and the proposal is that Gaussian."""
+    _, step = _step_in_sampling_phase()
+    chain = step.chain
+    position = chain.position
+    nu = ckam_sampling_scale(position, chain.cycle_length, chain.nu0)
+    chol = nu * chain.sigma_chol
+    logp = stats.multivariate_normal(CORRELATED_MEAN, CORRELATED_COV).logpdf
+    rng = np.random.default_rng(0)
+    increments = []
+    for _ in range(3000):
+        x = rng.multivariate_normal(CORRELATED_MEAN, CORRELATED_COV)
+        y, log_correction, info = step._propose(x)
+        assert chain.position == position and info["scale"] == nu
+        forward = logp(y) - logp(x) + log_correction
+        frozen = logp(y) - logp(x) + gaussian_logpdf(x, y, chol) - gaussian_logpdf(y, x, chol)
+        backward = logp(x) - logp(y) + gaussian_logpdf(y, x, chol) - gaussian_logpdf(x, y, chol)
+        np.testing.assert_allclose(forward, frozen, atol=1e-9)
+        np.testing.assert_allclose(forward, -backward, atol=1e-9)
+        increments.append(y - x)
+    # the proposal really is N(x, ν² Σ): whitened increments are standard normal
+    white = np.linalg.solve(chol, np.array(increments).T).T
+    for column in white.T:
+        assert stats.kstest(column, "norm").pvalue > 1e-3
+    np.testing.assert_allclose(np.cov(white.T), np.eye(step.dim), atol=0.1)
+
+
+def test_sampling_phase_move_leaves_the_target_invariant():
+    """One sampling-phase transition (through astep) applied to exact draws keeps them exact."""
+    model, step = _step_in_sampling_phase()
+    chain = step.chain
+    position = chain.position
+    rng = np.random.default_rng(1)
+    draws = rng.multivariate_normal(CORRELATED_MEAN, CORRELATED_COV, size=3000)
+    moved, accepted = [], 0
+    for x in draws:
+        chain.position = position  # the same kernel every time
+        new, stats_ = step.step({"x": x})
+        moved.append(new["x"])
+        accepted += stats_[0]["accepted"]
+    moved = np.array(moved)
+    assert 0.2 < accepted / len(draws) < 0.99
+    white = np.linalg.solve(np.linalg.cholesky(CORRELATED_COV), (moved - CORRELATED_MEAN).T).T
+    for column in white.T:
+        assert stats.kstest(column, "norm").pvalue > 1e-3
+
+
+# ---------------------------------------------------------------- statistical checks
+@pytest.mark.slow
+def test_bimodal_finds_and_weighs_both_modes_from_the_left_mode():
+    with bimodal_model():
+        idata = pm.sample(
+            step=CKAM(),
+            tune=4000,
+            draws=8000,
+            chains=8,
+            cores=4,
+            random_seed=11,
+            initvals={"x": MEANS[0]},
+            **QUIET,
+        )
+    draws = sampling_phase(idata).posterior["x"].values.reshape(-1, 2)
+    right = draws[:, 0] > 0
+    assert abs(right.mean() - 0.5) < 0.1, right.mean()
+    np.testing.assert_allclose(draws[~right].mean(axis=0), MEANS[0], atol=0.15)
+    np.testing.assert_allclose(draws[right].mean(axis=0), MEANS[1], atol=0.3)
+
+
+@pytest.mark.slow
+def test_correlated_gaussian_moments_of_the_sampling_phase():
+    with correlated_gaussian_model():
+        idata = pm.sample(
+            step=CKAM(), tune=1000, draws=10000, chains=4, cores=2, random_seed=5, **QUIET
+        )
+    draws = sampling_phase(idata).posterior["x"].values
+    assert_moments(draws, CORRELATED_MEAN, np.diag(CORRELATED_COV))
+
+
+# ---------------------------------------------------------------- pm.sample integration
+def test_pm_sample_reproducible_with_two_processes():
+    kwargs = dict(tune=300, draws=300, chains=2, cores=2, random_seed=42, **QUIET)
+    with correlated_gaussian_model():
+        first = pm.sample(step=CKAM(), **kwargs)
+        second = pm.sample(step=CKAM(), **kwargs)
+    np.testing.assert_array_equal(first.posterior.x.values, second.posterior.x.values)
+    assert not np.array_equal(first.posterior.x.values[0], first.posterior.x.values[1])
+
+
+def test_compound_with_nuts_and_stat_dtypes():
+    with pm.Model():
+        x = pm.Normal("x", 0.0, 1.0, shape=2)
+        y = pm.Normal("y", x.sum(), 1.0)
+        idata = pm.sample(
+            step=[CKAM([x]), pm.NUTS([y])],
+            tune=200,
+            draws=300,
+            chains=1,
+            cores=1,
+            random_seed=1,
+            discard_tuned_samples=False,
+            **QUIET,
+        )
+    sample_stats = idata.sample_stats
+    for name, (dtype, _) in CKAM.stats_dtypes_shapes.items():
+        if name in ("model_logp", "tune"):  # PyMC folds these into its own
+            continue
+        assert name in sample_stats, name
+        assert sample_stats[name].dtype == np.dtype(dtype), name
+    exploring = np.concatenate(
+        [idata.warmup_sample_stats.exploring.values, sample_stats.exploring.values], axis=1
+    )[0]
+    assert exploring[0] and not exploring.all()
+    cycles = np.concatenate([idata.warmup_sample_stats.cycle.values, sample_stats.cycle.values], 1)
+    assert cycles[0, 0] == 0 and cycles[0, -1] >= 4  # cycles continue through tuning and draws
+    assert np.unique(idata.posterior.y.values).size > 100
+
+
+def test_sampling_phase_keeps_only_sampling_draws():
+    with correlated_gaussian_model():
+        idata = pm.sample(
+            step=CKAM(cycle_length=100),
+            tune=150,
+            draws=450,
+            chains=2,
+            cores=1,
+            random_seed=3,
+            discard_tuned_samples=False,
+            **QUIET,
+        )
+    selected = sampling_phase(idata)
+    for group, stats_group in (
+        ("posterior", "sample_stats"),
+        ("warmup_posterior", "warmup_sample_stats"),
+    ):
+        flags = idata[stats_group].exploring.values[0]
+        assert selected[group].sizes["draw"] == (~flags).sum()
+        assert not selected[stats_group].exploring.values.any()
+        np.testing.assert_array_equal(selected[group].x.values, idata[group].x.values[:, ~flags])
+    # draws 150..599 of the chain: cycles of 100, exploring positions 0..39
+    np.testing.assert_array_equal(
+        selected.posterior.draw.values, [d for d in range(450) if (d + 150) % 100 >= 40]
+    )
+    with pytest.raises(ValueError, match="exploring"):
+        sampling_phase(
+            idata.map_over_datasets(lambda ds: ds.drop_vars("exploring", errors="ignore"))
+        )
+
+
+def test_pickle_round_trip_steps_identically():
+    model = correlated_gaussian_model()
+    with model:
+        step = CKAM(cycle_length=100)
+    clone = pickle.loads(cloudpickle.dumps(step))
+    runs = [
+        np.array([x for x, _ in _run_step(candidate, model.initial_point(), 250, rng=9)])
+        for candidate in (step, clone)
+    ]
+    np.testing.assert_array_equal(runs[0], runs[1])
+
+
+# ---------------------------------------------------------------- bad input
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"exploration_fraction": 0.0}, "exploration_fraction"),
+        ({"exploration_fraction": 1.0}, "exploration_fraction"),
+        ({"exploration_fraction": -0.3}, "exploration_fraction"),
+        ({"cycle_length": 60}, "too short.*at least 100"),
+        ({"cycle_length": 1}, "cycle_length"),
+        ({"gamma": 0.0}, "gamma"),
+        ({"jump_scale": -1.0}, "jump_scale"),
+        ({"subsample_size": 1}, "subsample_size"),
+        ({"target_accept": 1.0}, "target_accept"),
+    ],
+)
+def test_bad_parameters_raise(kwargs, match):
+    with correlated_gaussian_model():
+        with pytest.raises(ValueError, match=match):
+            CKAM(**kwargs)
