@@ -16,7 +16,15 @@ from .kernels import (
     RationalQuadraticKernel,
     median_lengthscale,
 )
-from .proposals import gaussian_logpdf, kamh_covariance, kamh_feature_covariance, kamh_propose
+from .proposals import (
+    cholesky_or_nan,
+    gaussian_logpdf,
+    gaussian_random_walk,
+    kamh_covariance,
+    kamh_feature_covariance,
+    kamh_propose,
+    smallest_scale,
+)
 from .schedules import (
     ckam_nu0,
     ckam_sampling_scale,
@@ -44,12 +52,14 @@ __all__ = [
     "RationalQuadraticKernel",
     "RobbinsMonroScale",
     "adaptation_probability",
+    "cholesky_or_nan",
     "ckam_nu0",
     "ckam_sampling_scale",
     "cycle_position",
     "exploration_length",
     "finite_leapfrog",
     "gaussian_logpdf",
+    "gaussian_random_walk",
     "is_exploring",
     "kamh_covariance",
     "kamh_feature_covariance",
@@ -60,4 +70,5 @@ __all__ = [
     "lite_linear_system",
     "median_lengthscale",
     "select_hyperparameters",
+    "smallest_scale",
 ]

@@ -10,11 +10,13 @@ import numpy as np
 from .kernels import Kernel
 
 __all__ = [
+    "cholesky_or_nan",
     "gaussian_logpdf",
     "gaussian_random_walk",
     "kamh_covariance",
     "kamh_feature_covariance",
     "kamh_propose",
+    "smallest_scale",
 ]
 
 _LOG_2PI = math.log(2.0 * math.pi)
@@ -83,8 +85,9 @@ def kamh_propose(rng: np.random.Generator, x, Z, kernel: Kernel, gamma: float, n
     log_proposal_ratio : float
         ``log N(x; x*, R(x*)) − log N(x*; x, R(x))``, the Hastings correction.
     """
-    chol_here = np.linalg.cholesky(kamh_covariance(x, Z, kernel, gamma, nu2))
-    chol_there_of = lambda y: np.linalg.cholesky(kamh_covariance(y, Z, kernel, gamma, nu2))  # noqa: E731
+    x = np.asarray(x, dtype=float)
+    chol_here = cholesky_or_nan(kamh_covariance(x, Z, kernel, gamma, nu2))
+    chol_there_of = lambda y: cholesky_or_nan(kamh_covariance(y, Z, kernel, gamma, nu2))  # noqa: E731
     return gaussian_random_walk(rng, x, chol_here, chol_there_of)
 
 
@@ -92,8 +95,10 @@ def gaussian_random_walk(rng: np.random.Generator, x, chol_here, chol_there_of=N
     """Draw ``x* = x + L(x) ξ`` and return ``(x*, log q(x | x*) − log q(x* | x))``.
 
     ``chol_there_of(x*)`` gives the Cholesky factor of the proposal covariance at ``x*``; when it
-    is None the covariance is taken as position-independent and the log ratio is 0.
+    is None the covariance is taken as position-independent and the log ratio is 0. A factor with
+    non-finite entries (see :func:`cholesky_or_nan`) gives a log ratio of −inf: a rejection.
     """
+    x = np.asarray(x, dtype=float)
     xi = rng.standard_normal(x.shape[0])
     proposal = x + chol_here @ xi
     if chol_there_of is None:
@@ -106,3 +111,19 @@ def gaussian_random_walk(rng: np.random.Generator, x, chol_here, chol_there_of=N
         xi, chol_here
     )
     return proposal, log_ratio
+
+
+def cholesky_or_nan(matrix: np.ndarray) -> np.ndarray:
+    """Lower Cholesky factor of ``matrix``, or a matrix of NaN if it is not positive definite
+    (a proposal built from it is then rejected instead of raising mid-chain)."""
+    try:
+        return np.linalg.cholesky(matrix)
+    except np.linalg.LinAlgError:
+        return np.full_like(matrix, np.nan, dtype=float)
+
+
+def smallest_scale(points: np.ndarray) -> float:
+    """Square root of the smallest eigenvalue of the points' (biased) covariance; 0 if
+    degenerate."""
+    cov = np.atleast_2d(np.cov(np.asarray(points, dtype=float).T, bias=True))
+    return math.sqrt(max(float(np.linalg.eigvalsh(cov)[0]), 0.0))

@@ -25,14 +25,18 @@ import numpy as np
 from ..core.adaptation import RobbinsMonroScale
 from ..core.history import ChainHistory
 from ..core.kernels import GaussianKernel, Kernel, median_lengthscale
-from ..core.proposals import gaussian_random_walk, kamh_feature_covariance
+from ..core.proposals import (
+    cholesky_or_nan,
+    gaussian_random_walk,
+    kamh_feature_covariance,
+    smallest_scale,
+)
 from ..core.schedules import (
     ckam_nu0,
     ckam_sampling_scale,
     exploration_length,
 )
 from .base import ChainState, KernelStep, require_int, require_positive
-from .kamh import _cholesky, _smallest_scale
 
 __all__ = ["CKAM", "default_cycle_length", "sampling_phase"]
 
@@ -347,12 +351,12 @@ class CKAM(KernelStep):
         if chain.feature_cov_current is None or not np.array_equal(chain.feature_cov_point, x):
             chain.feature_cov_current = self._feature_cov(x)
             chain.feature_cov_point = np.array(x, copy=True)
-        chol_here = _cholesky(self._kam_covariance(chain.feature_cov_current))
+        chol_here = cholesky_or_nan(self._kam_covariance(chain.feature_cov_current))
         computed = {}
 
         def chol_there_of(proposal):
             computed["feature_cov"] = self._feature_cov(proposal)
-            return _cholesky(self._kam_covariance(computed["feature_cov"]))
+            return cholesky_or_nan(self._kam_covariance(computed["feature_cov"]))
 
         position_dependent = chain.kernel.gradient_depends_on_x
         proposal, log_correction = gaussian_random_walk(
@@ -451,7 +455,7 @@ class CKAM(KernelStep):
                 kernel = chain.kernel
         else:
             kernel = self.kernel
-        spread = _smallest_scale(subsample)
+        spread = smallest_scale(subsample)
         if not (np.isfinite(spread) and spread > 0):
             if chain.subsample is None:
                 return
@@ -486,7 +490,7 @@ class CKAM(KernelStep):
         if not (np.isfinite(scale) and scale > 0):
             return  # keep the previous cycle's S (None at the very start: no jumps)
         cov.flat[:: self.dim + 1] += 1e-8 * scale
-        chol = _cholesky(cov * (_RW_FACTOR**2 / self.dim))
+        chol = cholesky_or_nan(cov * (_RW_FACTOR**2 / self.dim))
         if np.all(np.isfinite(chol)):
             chain.jump_chol = chol
 
@@ -505,7 +509,7 @@ class CKAM(KernelStep):
             sigma = chain.feature_cov_current.copy()
             sigma.flat[:: self.dim + 1] += (chain.gamma_abs / nu_exp) ** 2
             chain.nu_exp = nu_exp
-        chol = _cholesky(sigma)
+        chol = cholesky_or_nan(sigma)
         if not np.all(np.isfinite(chol)):
             chol = np.eye(self.dim)
         chain.sigma_chol = chol

@@ -10,7 +10,12 @@ import numpy as np
 from ..core.adaptation import RobbinsMonroScale
 from ..core.history import ChainHistory
 from ..core.kernels import GaussianKernel, Kernel, LinearKernel, median_lengthscale
-from ..core.proposals import gaussian_random_walk, kamh_feature_covariance
+from ..core.proposals import (
+    cholesky_or_nan,
+    gaussian_random_walk,
+    kamh_feature_covariance,
+    smallest_scale,
+)
 from .base import ChainState, KernelStep, require_int, require_positive
 
 __all__ = ["KAMH", "AdaptiveMetropolis"]
@@ -176,12 +181,12 @@ class KAMH(KernelStep):
         if chain.feature_cov_current is None or not np.array_equal(chain.feature_cov_point, x):
             chain.feature_cov_current = self._feature_cov(x)
             chain.feature_cov_point = np.array(x, copy=True)
-        chol_here = _cholesky(self._covariance(chain.feature_cov_current))
+        chol_here = cholesky_or_nan(self._covariance(chain.feature_cov_current))
         computed = {}
 
         def chol_there_of(proposal):
             computed["feature_cov"] = self._feature_cov(proposal)
-            return _cholesky(self._covariance(computed["feature_cov"]))
+            return cholesky_or_nan(self._covariance(computed["feature_cov"]))
 
         position_dependent = chain.kernel.gradient_depends_on_x
         proposal, log_correction = gaussian_random_walk(
@@ -234,7 +239,7 @@ class KAMH(KernelStep):
                 kernel = chain.kernel
         else:
             kernel = self.kernel
-        spread = _smallest_scale(subsample)
+        spread = smallest_scale(subsample)
         if not (np.isfinite(spread) and spread > 0):
             if chain.subsample is None:
                 return
@@ -270,16 +275,3 @@ class AdaptiveMetropolis(KAMH):
         if "kernel" in kwargs:
             raise TypeError("AdaptiveMetropolis always uses a linear kernel; use KAMH(kernel=...).")
         super().__init__(vars, kernel=LinearKernel(), **kwargs)
-
-
-def _cholesky(matrix: np.ndarray) -> np.ndarray:
-    try:
-        return np.linalg.cholesky(matrix)
-    except np.linalg.LinAlgError:  # only with non-finite entries: R = γ²I + PSD is always PD
-        return np.full_like(matrix, np.nan)
-
-
-def _smallest_scale(points: np.ndarray) -> float:
-    """Square root of the smallest eigenvalue of the points' covariance (0 if degenerate)."""
-    cov = np.atleast_2d(np.cov(points.T, bias=True))
-    return math.sqrt(max(float(np.linalg.eigvalsh(cov)[0]), 0.0))

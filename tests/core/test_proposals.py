@@ -308,3 +308,28 @@ def test_gaussian_random_walk_position_dependent_correction():
         np.random.default_rng(1), x, L_here, lambda _y: np.full((2, 2), np.nan)
     )
     assert log_corr == -math.inf
+
+
+# --------------------------------------------------------------------------- degenerate input
+def test_singular_kamh_covariance_is_a_rejection_not_an_error():
+    """γ = 0 with fewer points than dimensions makes R singular: the proposal is rejected."""
+    from pymc_kernel_steps.core import kamh_propose
+
+    Z = np.array([[0.0, 0.0, 0.0], [1.0, 0.0, 0.0]])
+    proposal, log_ratio = kamh_propose(
+        np.random.default_rng(0), [0.5, 0.0, 0.0], Z, GaussianKernel(1.0), 0.0, 1.0
+    )
+    assert log_ratio == -np.inf or not np.all(np.isfinite(proposal))
+
+
+def test_cholesky_or_nan_and_smallest_scale():
+    from pymc_kernel_steps.core import cholesky_or_nan, smallest_scale
+
+    A = np.array([[4.0, 1.0], [1.0, 2.0]])
+    np.testing.assert_allclose(cholesky_or_nan(A), np.linalg.cholesky(A))
+    assert np.all(np.isnan(cholesky_or_nan(np.array([[1.0, 2.0], [2.0, 1.0]]))))
+    rng = np.random.default_rng(3)
+    points = rng.standard_normal((500, 3)) * [3.0, 0.5, 1.0]
+    expected = np.sqrt(np.linalg.eigvalsh(np.cov(points.T, bias=True))[0])
+    assert smallest_scale(points) == pytest.approx(expected)
+    assert smallest_scale(np.ones((10, 2))) == 0.0
