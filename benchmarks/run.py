@@ -58,6 +58,8 @@ RESULTS = Path(__file__).resolve().parent / "results"
 
 OUR_SAMPLERS = ("KAMH", "AdaptiveMetropolis", "KMCLite", "KMCFinite", "CKAM")
 PYMC_SAMPLERS = ("Metropolis", "DEMetropolisZ", "Slice", "NUTS")
+#: also benchmarked with ``adapt_after_tuning=True`` as "<name>+adapt"
+ADAPTING_VARIANTS = ("KMCLite", "KMCFinite")
 KIND = {"Metropolis": "metropolis", "DEMetropolisZ": "demetropolisz", "Slice": "slice"}
 
 
@@ -78,19 +80,24 @@ def available_samplers() -> dict[str, Sampler]:
         cls = getattr(pks, name, None)
         if cls is not None:
             out[name] = Sampler(name, _factory(cls), "kernel")
+    for name in ADAPTING_VARIANTS:  # the papers' vanishing adaptation through the draws
+        cls = getattr(pks, name, None)
+        if cls is not None:
+            factory = _factory(cls, adapt_after_tuning=True)
+            out[f"{name}+adapt"] = Sampler(f"{name}+adapt", factory, "kernel")
     for name in ("Metropolis", "DEMetropolisZ", "Slice"):
         out[name] = Sampler(name, _factory(getattr(pm, name)), KIND[name])
     out["NUTS"] = Sampler("NUTS", _factory(pm.NUTS), "nuts", gradient=True)
     return out
 
 
-def _factory(cls):
+def _factory(cls, **options):
     accepts_compile_kwargs = "compile_kwargs" in inspect.signature(cls).parameters
 
     def make(compile_kwargs):
         if compile_kwargs and accepts_compile_kwargs:
-            return cls(compile_kwargs=compile_kwargs)
-        return cls()
+            return cls(compile_kwargs=compile_kwargs, **options)
+        return cls(**options)
 
     return make
 

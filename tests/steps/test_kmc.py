@@ -217,3 +217,17 @@ def test_bad_sizes_raise(cls, kwargs, match):
     with correlated_gaussian_model():
         with pytest.raises(ValueError, match=match):
             cls(**kwargs)
+
+
+@pytest.mark.slow
+def test_vanishing_adaptation_through_the_draws_keeps_the_moments(kmc_class):
+    """adapt_after_tuning=True (the papers' vanishing adaptation) still gives the target's
+    moments on the correlated Gaussian."""
+    with correlated_gaussian_model():
+        idata = pm.sample(
+            step=kmc_class(adapt_after_tuning=True), tune=1000, draws=4000, chains=2, cores=1,
+            random_seed=11, **QUIET,
+        )  # fmt: skip
+    assert idata.sample_stats.refit.values.any()
+    draws = np.asarray(idata.posterior.x.values)
+    assert_moments(draws, CORRELATED_MEAN, np.diag(CORRELATED_COV))
