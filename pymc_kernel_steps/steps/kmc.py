@@ -261,10 +261,8 @@ class _KMC(KernelStep):
                 chain.scale = scale
         if select:
             self._update_jump_variance()
-        if select and self.adapt_mass:
-            variance = chain.history.points.var(axis=0) / chain.scale**2
-            if np.all(np.isfinite(variance)) and np.all(variance > 0):
-                chain.inv_mass = variance
+            if self.adapt_mass:
+                chain.inv_mass = chain.jump_variance / chain.scale**2
         points = self._standardize(self._training_points())
         if select:
             chain.lengthscale, chain.regularization = self._hyperparameters(points)
@@ -286,9 +284,10 @@ class _KMC(KernelStep):
         if self.fixed_lengthscale is not None and self.fixed_regularization is not None:
             return self.fixed_lengthscale, self.fixed_regularization
         regularizations = None if self.fixed_regularization is None else [self.fixed_regularization]
-        # A rejection repeats a state and consecutive states are close: a held-out state next to
-        # a training state rewards vanishing lengthscales. So validate on distinct states, at
-        # most `_SELECTION_POINTS` of them, in chain order, with folds of consecutive states.
+        # A rejection repeats a state, and a held-out repeat of a training state rewards
+        # vanishing lengthscales: validate on distinct states, at most `_SELECTION_POINTS`.
+        # (Folds of consecutive states avoid that too, but on an early, non-stationary history
+        # they favour heavy regularisation: measured, see docs/samplers.md.)
         _, first_visits = np.unique(points, axis=0, return_index=True)
         distinct = points[np.sort(first_visits)]
         if len(distinct) > _SELECTION_POINTS:
@@ -297,14 +296,13 @@ class _KMC(KernelStep):
         if len(distinct) < 10:
             distinct = points
         if self.fixed_lengthscale is None:
-            # In standardised coordinates a useful lengthscale is of the order of the typical
-            # distance between states: search around the median heuristic.
+            # Shorter than the typical distance between states (the median heuristic), the
+            # surrogate fits the chain's near-repeats and its gradient needs tiny steps.
             lengthscales = median_lengthscale(distinct) * _LENGTHSCALE_FACTORS
         else:
             lengthscales = [self.fixed_lengthscale]
         lengthscale, regularization, _ = select_hyperparameters(
             distinct,
-            contiguous_folds=False,
             estimator=self.estimator_name,
             lengthscales=lengthscales,
             regularizations=regularizations,
