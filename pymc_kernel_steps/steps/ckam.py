@@ -27,7 +27,6 @@ from ..core.history import ChainHistory
 from ..core.kernels import GaussianKernel, Kernel, median_lengthscale
 from ..core.proposals import (
     cholesky_or_nan,
-    gaussian_random_walk,
     kamh_feature_covariance,
     smallest_scale,
 )
@@ -37,6 +36,7 @@ from ..core.schedules import (
     exploration_length,
 )
 from .base import ChainState, KernelStep, require_int, require_positive
+from .kamh import propose_kam
 
 __all__ = ["CKAM", "default_cycle_length", "sampling_phase"]
 
@@ -348,24 +348,11 @@ class CKAM(KernelStep):
 
     def _propose_kam(self, x, info):
         chain = self.chain
-        if chain.feature_cov_current is None or not np.array_equal(chain.feature_cov_point, x):
-            chain.feature_cov_current = self._feature_cov(x)
-            chain.feature_cov_point = np.array(x, copy=True)
-        chol_here = cholesky_or_nan(self._kam_covariance(chain.feature_cov_current))
-        computed = {}
-
-        def chol_there_of(proposal):
-            computed["feature_cov"] = self._feature_cov(proposal)
-            return cholesky_or_nan(self._kam_covariance(computed["feature_cov"]))
-
-        position_dependent = chain.kernel.gradient_depends_on_x
-        proposal, log_correction = gaussian_random_walk(
-            self.rng, x, chol_here, chol_there_of if position_dependent else None
+        proposal, log_correction, feature_cov_there = propose_kam(
+            self.rng, x, chain, self._feature_cov, self._kam_covariance
         )
         info.update(
-            kind=_KAM,
-            scale=math.sqrt(chain.nu2_scale.scale),
-            feature_cov=computed.get("feature_cov", chain.feature_cov_current),
+            kind=_KAM, scale=math.sqrt(chain.nu2_scale.scale), feature_cov=feature_cov_there
         )
         return proposal, log_correction, info
 

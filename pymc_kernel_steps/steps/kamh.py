@@ -178,21 +178,9 @@ class KAMH(KernelStep):
             scale = chain.rw_scale.scale
             return x + scale * self.rng.standard_normal(self.dim), 0.0, {"random_walk": True}
 
-        if chain.feature_cov_current is None or not np.array_equal(chain.feature_cov_point, x):
-            chain.feature_cov_current = self._feature_cov(x)
-            chain.feature_cov_point = np.array(x, copy=True)
-        chol_here = cholesky_or_nan(self._covariance(chain.feature_cov_current))
-        computed = {}
-
-        def chol_there_of(proposal):
-            computed["feature_cov"] = self._feature_cov(proposal)
-            return cholesky_or_nan(self._covariance(computed["feature_cov"]))
-
-        position_dependent = chain.kernel.gradient_depends_on_x
-        proposal, log_correction = gaussian_random_walk(
-            self.rng, x, chol_here, chol_there_of if position_dependent else None
+        proposal, log_correction, feature_cov_there = propose_kam(
+            self.rng, x, chain, self._feature_cov, self._covariance
         )
-        feature_cov_there = computed.get("feature_cov", chain.feature_cov_current)
         return proposal, log_correction, {"random_walk": False, "feature_cov": feature_cov_there}
 
     def _record(self, x_new, accepted, info):
@@ -275,3 +263,32 @@ class AdaptiveMetropolis(KAMH):
         if "kernel" in kwargs:
             raise TypeError("AdaptiveMetropolis always uses a linear kernel; use KAMH(kernel=...).")
         super().__init__(vars, kernel=LinearKernel(), **kwargs)
+
+
+def propose_kam(rng, x, chain, feature_cov_of, covariance_of):
+    """A KAM proposal ``x* ~ N(x, R(x))`` with its Hastings correction, shared by KAMH and CKAM.
+
+    ``feature_cov_of(y)`` gives ``MᵀHM`` at ``y`` and ``covariance_of(F)`` the proposal covariance
+    built from it. ``MᵀHM`` at the current point is cached on ``chain`` (``feature_cov_current``
+    at ``feature_cov_point``), so an iteration computes it once, at the proposal; the caller keeps
+    the returned ``MᵀHM`` at ``x*`` as the new cache when the move is accepted.
+
+    Returns
+    -------
+    proposal, log_correction, feature_cov_at_proposal
+    """
+    if chain.feature_cov_current is None or not np.array_equal(chain.feature_cov_point, x):
+        chain.feature_cov_current = feature_cov_of(x)
+        chain.feature_cov_point = np.array(x, copy=True)
+    chol_here = cholesky_or_nan(covariance_of(chain.feature_cov_current))
+    computed = {}
+
+    def chol_there_of(proposal):
+        computed["feature_cov"] = feature_cov_of(proposal)
+        return cholesky_or_nan(covariance_of(computed["feature_cov"]))
+
+    position_dependent = chain.kernel.gradient_depends_on_x
+    proposal, log_correction = gaussian_random_walk(
+        rng, x, chol_here, chol_there_of if position_dependent else None
+    )
+    return proposal, log_correction, computed.get("feature_cov", chain.feature_cov_current)
