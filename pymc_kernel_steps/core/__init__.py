@@ -32,6 +32,7 @@ from .schedules import (
     exploration_length,
     is_exploring,
 )
+from .whitening import Whitening
 from .score_matching import (
     FiniteScoreEstimator,
     LiteScoreEstimator,
@@ -51,6 +52,7 @@ __all__ = [
     "MaternKernel",
     "RationalQuadraticKernel",
     "RobbinsMonroScale",
+    "Whitening",
     "adaptation_probability",
     "cholesky_or_nan",
     "ckam_nu0",

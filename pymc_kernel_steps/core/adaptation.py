@@ -31,28 +31,61 @@ class RobbinsMonroScale:
     """Robbins–Monro adaptation of a log scale towards a target acceptance rate.
 
     ``log_scale ← log_scale + (t + 1)^(-exponent) (α_t − target)``, where ``α_t`` is the
-    acceptance probability of iteration ``t``.
+    acceptance probability of iteration ``t``, clipped to ``[min_log_scale, max_log_scale]`` so
+    that a long run of rejections can never drive the scale to zero.
     """
 
     log_scale: float
     target: float = 0.234
     exponent: float = 0.6
     iteration: int = 0
+    min_log_scale: float = -math.inf
+    max_log_scale: float = math.inf
 
     def __post_init__(self):
         if not 0 < self.target < 1:
             raise ValueError(f"target acceptance must lie in (0, 1), got {self.target}.")
         if not 0.5 < self.exponent <= 1:
             raise ValueError(f"`exponent` must lie in (0.5, 1], got {self.exponent}.")
+        if not self.min_log_scale <= self.log_scale <= self.max_log_scale:
+            raise ValueError(
+                f"log_scale {self.log_scale} lies outside its bounds "
+                f"[{self.min_log_scale}, {self.max_log_scale}]."
+            )
+
+    @classmethod
+    def within(cls, scale: float, factor: float, **kwargs) -> RobbinsMonroScale:
+        """Start at ``scale`` and stay within ``[scale / factor, scale × factor]``."""
+        log_scale, log_factor = math.log(scale), math.log(factor)
+        return cls(
+            log_scale,
+            min_log_scale=log_scale - log_factor,
+            max_log_scale=log_scale + log_factor,
+            **kwargs,
+        )
 
     @property
     def scale(self) -> float:
         return math.exp(self.log_scale)
 
+    @property
+    def at_bound(self) -> bool:
+        """Whether the scale sits at one of its bounds."""
+        return self.log_scale in (self.min_log_scale, self.max_log_scale)
+
+    def rescale(self, factor: float) -> None:
+        """Multiply the scale (and its bounds) by ``factor``."""
+        shift = math.log(factor)
+        self.log_scale += shift
+        self.min_log_scale += shift
+        self.max_log_scale += shift
+
     def update(self, accept_prob: float) -> float:
         """Move the log scale given this iteration's acceptance probability; return the scale."""
         gain = (self.iteration + 1.0) ** (-self.exponent)
+        accept_prob = accept_prob if math.isfinite(accept_prob) else 0.0
         self.log_scale += gain * (accept_prob - self.target)
+        self.log_scale = min(max(self.log_scale, self.min_log_scale), self.max_log_scale)
         self.iteration += 1
         return self.scale
 

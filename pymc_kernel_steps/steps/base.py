@@ -12,13 +12,14 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
-from pymc.blocking import RaveledVars
+from pymc.blocking import DictToArrayBijection, RaveledVars
 from pymc.model import modelcontext
 from pymc.pytensorf import compile as pm_compile
 from pymc.pytensorf import join_nonshared_inputs, make_shared_replacements, reseed_rngs
 from pymc.step_methods.arraystep import ArrayStepShared
 from pymc.step_methods.compound import Competence, StepMethodState
 from pymc.step_methods.state import dataclass_state
+from pymc.stats.convergence import SamplerWarning, WarningType
 from pymc.util import get_random_generator, get_value_vars_from_user_vars
 from pymc.vartypes import discrete_types
 from rich.progress import TextColumn
@@ -26,14 +27,38 @@ from rich.table import Column
 
 from ..core.adaptation import adaptation_probability
 from ..core.history import ChainHistory
+from ._threads import single_threaded_blas
 
-__all__ = ["ChainState", "KernelStep", "KernelStepState", "require_int", "require_positive"]
+__all__ = [
+    "require_bool",
+    "ChainState",
+    "KernelStep",
+    "KernelStepState",
+    "LogDensityError",
+    "require_int",
+    "require_positive",
+]
+
+#: consecutive rejections after which a chain counts as stuck in the end-of-sampling check
+STUCK_RUN = 200
+#: share of iterations with degenerate (unevaluated) or NaN proposals that earns a warning
+WARN_SHARE = 0.01
+
+
+class LogDensityError(RuntimeError):
+    """The model's log density failed (raised, or returned +inf) at a point a step proposed."""
 
 
 def require_int(name: str, value, minimum: int) -> None:
     """Raise a ValueError naming ``name`` unless ``value`` is an integer ≥ ``minimum``."""
     if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < minimum:
         raise ValueError(f"`{name}` must be an integer ≥ {minimum}, got {value!r}.")
+
+
+def require_bool(name: str, value) -> None:
+    """Raise a TypeError naming ``name`` unless ``value`` is a bool."""
+    if not isinstance(value, bool | np.bool_):
+        raise TypeError(f"`{name}` must be True or False, got {value!r}.")
 
 
 def require_positive(name: str, value) -> None:
@@ -55,6 +80,13 @@ class ChainState:
     current_logp: float = math.nan
     outside_values: list[np.ndarray] = field(default_factory=list)
     adaptation_iteration: int = 0
+    total_iterations: int = 0
+    rejection_run: int = 0
+    accepted_moves: int = 0
+    longest_rejection_run: int = 0
+    longest_rejection_run_end: int = 0
+    degenerate_proposals: int = 0
+    nan_log_densities: int = 0
 
 
 @dataclass_state
@@ -102,6 +134,8 @@ class KernelStep(ArrayStepShared):
         "logp_evals": (np.int64, []),
         "tune": (bool, []),
         "model_logp": (np.float64, []),
+        "logp_nan": (bool, []),
+        "warning": (SamplerWarning, None),
     }
 
     def __init__(
@@ -129,6 +163,7 @@ class KernelStep(ArrayStepShared):
         self.dim = int(sum(np.prod(initial_point[v.name].shape, dtype=int) for v in vars))
         if self.dim == 0:
             raise ValueError(f"{type(self).__name__} got variables of total size zero.")
+        require_bool("adapt_after_tuning", adapt_after_tuning)
         self.adapt_after_tuning = bool(adapt_after_tuning)
 
         shared = make_shared_replacements(initial_point, vars, model)
@@ -154,6 +189,7 @@ class KernelStep(ArrayStepShared):
 
         super().__init__(vars, shared, blocked=True, rng=rng)
         self.tune = True
+        self._point_map_info = None
         self.chain = self._new_chain()
 
     # ------------------------------------------------------------------ chain set-up and tuning
@@ -164,6 +200,7 @@ class KernelStep(ArrayStepShared):
         if self._logp_rngs:
             reseed_rngs(self._logp_rngs, self.rng.integers(2**63))
         self.chain = self._new_chain()
+        self.chain.total_iterations = int(tune) + int(draws)
 
     def stop_tuning(self) -> None:
         """Freeze adaptation (unless ``adapt_after_tuning``)."""
@@ -177,9 +214,37 @@ class KernelStep(ArrayStepShared):
         return ChainState(history=ChainHistory(self.dim))
 
     # ------------------------------------------------------------------ log density
-    def _evaluate_logp(self, x: np.ndarray) -> float:
-        value = float(self._logp_fn(x))
-        return value if not math.isnan(value) else -math.inf
+    def _evaluate_logp(self, x: np.ndarray, point_map_info=None) -> float:
+        """The model's log density at ``x`` (NaN is returned as it is; the caller rejects it); an
+        exception or +inf raises :class:`LogDensityError` naming the point."""
+        try:
+            value = float(self._logp_fn(x))
+        except Exception as error:
+            raise LogDensityError(
+                f"{self._where(x, point_map_info)}: the model's log density raised "
+                f"{type(error).__name__}: {error}"
+            ) from error
+        if value == math.inf:
+            raise LogDensityError(
+                f"{self._where(x, point_map_info)}: the model's log density is +inf, which no "
+                "proper posterior has (a bug in the model, e.g. an unbounded likelihood term)."
+            )
+        return value
+
+    def _where(self, x, point_map_info) -> str:
+        """Where a failure happened: step, iteration and the point (the model's value
+        variables, i.e. unconstrained values), so that the user can reproduce it."""
+        chain = self.chain
+        phase = "tuning" if self.tune else "drawing"
+        if point_map_info is not None:
+            point = DictToArrayBijection.rmap(RaveledVars(np.asarray(x), point_map_info))
+            shown = {k: np.asarray(v).tolist() for k, v in point.items()}
+        else:
+            shown = np.asarray(x).tolist()
+        return (
+            f"{type(self).__name__}, iteration {chain.iteration} of the chain ({phase}), "
+            f"at the point {shown}"
+        )
 
     def _outside_changed(self) -> bool:
         previous = self.chain.outside_values
@@ -205,7 +270,8 @@ class KernelStep(ArrayStepShared):
             and not (self.shared and self._outside_changed())
         ):
             return chain.current_logp, 0
-        chain.current_logp = self._evaluate_logp(x)
+        value = self._evaluate_logp(x, self._point_map_info)
+        chain.current_logp = value if not math.isnan(value) else -math.inf
         chain.current_point = x.copy()
         if self.shared:
             self._snapshot_outside()
@@ -234,18 +300,31 @@ class KernelStep(ArrayStepShared):
         return self.rng.uniform() < adaptation_probability(chain.adaptation_iteration)
 
     def astep(self, q0: RaveledVars) -> tuple[RaveledVars, list[dict[str, Any]]]:
+        # One BLAS thread: no oversubscription when PyMC runs chains in several processes, and
+        # floating-point results that do not depend on the machine's load.
+        with single_threaded_blas():
+            return self._astep(q0)
+
+    def _astep(self, q0: RaveledVars) -> tuple[RaveledVars, list[dict[str, Any]]]:
         chain = self.chain
         x = q0.data
+        self._point_map_info = q0.point_map_info
         logp_current, evaluations = self._current_logp(x)
 
         proposal, log_correction, info = self._propose(x)
+        logp_nan = False
         if np.all(np.isfinite(proposal)) and math.isfinite(log_correction):
-            logp_proposal = self._evaluate_logp(proposal)
+            logp_proposal = self._evaluate_logp(proposal, q0.point_map_info)
             evaluations += 1
+            if math.isnan(logp_proposal):
+                logp_nan, logp_proposal = True, -math.inf
             log_ratio = logp_proposal - logp_current + log_correction
         else:  # a diverged trajectory or degenerate proposal: rejected without evaluating
             logp_proposal = -math.inf
             log_ratio = -math.inf
+            chain.degenerate_proposals += 1
+            info["degenerate"] = True
+        chain.nan_log_densities += logp_nan
         if math.isnan(log_ratio):
             log_ratio = -math.inf
         info["log_accept_ratio"] = log_ratio
@@ -259,6 +338,7 @@ class KernelStep(ArrayStepShared):
         chain.current_point = np.array(x_new, copy=True)
         chain.history.append(x_new)
         chain.iteration += 1
+        self._track_rejections(accepted)
         self._record(chain.current_point, accepted, info)
         if self._adapting():
             self._adapt(x_new, accept_prob, info)
@@ -269,11 +349,60 @@ class KernelStep(ArrayStepShared):
             "accepted": float(accepted),
             "logp_evals": evaluations,
             "tune": self.tune,
+            "logp_nan": logp_nan,
+            "warning": self._end_of_chain_warning(),
             **self._transition_stats(info),
         }
         if not self.noisy_logp:
             stats["model_logp"] = chain.current_logp
         return RaveledVars(chain.current_point.copy(), q0.point_map_info), [stats]
+
+    # ------------------------------------------------------------------ health of the chain
+    def _track_rejections(self, accepted: bool) -> None:
+        chain = self.chain
+        chain.rejection_run = 0 if accepted else chain.rejection_run + 1
+        chain.accepted_moves += accepted
+        if chain.rejection_run > chain.longest_rejection_run:
+            chain.longest_rejection_run = chain.rejection_run
+            chain.longest_rejection_run_end = chain.iteration
+
+    #: stats a user should look at when the chain is stuck (subclasses name their own)
+    stuck_chain_stats: ClassVar[tuple[str, ...]] = ("accept", "accepted", "logp_evals")
+
+    def _end_of_chain_warning(self) -> SamplerWarning | None:
+        """One warning on the chain's last iteration if it was stuck, or many of its proposals
+        were degenerate or had a NaN log density (PyMC logs it at the end of the chain)."""
+        chain = self.chain
+        if chain.iteration != chain.total_iterations or chain.total_iterations == 0:
+            return None
+        name, total = type(self).__name__, chain.total_iterations
+        problems = []
+        if chain.longest_rejection_run >= min(STUCK_RUN, max(total // 2, 1)):
+            start = chain.longest_rejection_run_end - chain.longest_rejection_run + 1
+            problems.append(
+                f"no proposal was accepted in {chain.longest_rejection_run} consecutive "
+                f"iterations ({start} to {chain.longest_rejection_run_end} of {total})"
+            )
+        if chain.degenerate_proposals > WARN_SHARE * total:
+            problems.append(
+                f"{chain.degenerate_proposals} of {total} proposals were degenerate (a "
+                "non-finite point, trajectory or proposal density) and rejected without "
+                "evaluating the model"
+            )
+        if chain.nan_log_densities > WARN_SHARE * total:
+            problems.append(
+                f"the model's log density was NaN at {chain.nan_log_densities} of {total} "
+                "proposals (counted as rejections, stat `logp_nan`)"
+            )
+        if not problems:
+            return None
+        stats = ", ".join(f"`{s}`" for s in self.stuck_chain_stats)
+        message = (
+            f"{name}: a chain may not have mixed: " + "; ".join(problems) + ". Look at the "
+            f"sample stats {stats} (with discard_tuned_samples=False for the tuning phase) and "
+            "at the trace; a longer tuning phase or a better initial point often helps."
+        )
+        return SamplerWarning(WarningType.BAD_ACCEPTANCE, message, "warning")
 
     # ------------------------------------------------------------------ PyMC integration
     @staticmethod

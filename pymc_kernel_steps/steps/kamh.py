@@ -16,12 +16,20 @@ from ..core.proposals import (
     kamh_feature_covariance,
     smallest_scale,
 )
-from .base import ChainState, KernelStep, require_int, require_positive
+from ..core.whitening import Whitening
+from .base import ChainState, KernelStep, require_bool, require_int, require_positive
 
 __all__ = ["KAMH", "AdaptiveMetropolis"]
 
 #: optimal random-walk scale factor for Gaussian targets (Roberts, Gelman & Gilks 1997)
 _RW_FACTOR = 2.38
+#: adapted scales stay within this factor of where they started (never collapse to zero)
+SCALE_RANGE = 1e4
+
+
+def min_accepted_moves(dim: int) -> int:
+    """Accepted random-walk moves needed before a history can teach a kernel anything."""
+    return max(20, 2 * dim)
 
 
 @dataclass
@@ -33,7 +41,8 @@ class KAMHChain(ChainState):
     subsample: np.ndarray | None = None
     kernel: Kernel | None = None
     gamma_abs: float = math.nan
-    feature_cov_current: np.ndarray | None = None  # Mᵀ H M at feature_cov_point, for reuse
+    whitening: Whitening | None = None  # the kernel acts on u = whitening.whiten(x)
+    feature_cov_current: np.ndarray | None = None  # Mᵀ H M at feature_cov_point (whitened)
     feature_cov_point: np.ndarray | None = None
 
 
@@ -45,6 +54,13 @@ class KAMH(KernelStep):
     ``2 ∇ₓ k(x, z_i)`` for a sub-sample ``z`` of the history, ``H`` centres). On curved targets it
     proposes along the local shape of the posterior. Both proposal densities enter the acceptance
     ratio, so the move is an exact Metropolis–Hastings step for fixed ``(z, ℓ, ν²)``.
+
+    By default (``whiten=True``) the kernel acts on states whitened by the mean and covariance of
+    the chain's history (see :class:`~pymc_kernel_steps.core.Whitening`): the proposal is
+    ``x* = μ + L u*`` with ``u* ~ N(u, R(u))`` in the whitened coordinates ``u = L⁻¹(x − μ)``,
+    so a linear change of the model's coordinates (rescaling, rotation, correlation) does not
+    change the sampler's behaviour. This goes beyond the paper, whose isotropic kernel works in
+    the model's coordinates (``whiten=False``).
 
     Needs no gradient and evaluates the log density once per iteration.
 
@@ -59,19 +75,25 @@ class KAMH(KernelStep):
     subsample_size : int
         Number ``n`` of history points in the sub-sample ``z`` (default 500).
     gamma : float
-        Exploration noise ``γ`` *relative to the target's smallest scale*: the absolute ``γ`` is
-        ``gamma × sqrt(λ_min(Cov(z)))``, re-estimated with the sub-sample (default 0.2; on the
-        paper's banana, whose smallest scale is 1, this is the paper's γ = 0.2).
+        Exploration noise ``γ`` relative to the history's scale (default 0.2). With ``whiten``
+        it is ``γ`` in whitened coordinates; without, the absolute ``γ`` is
+        ``gamma × sqrt(λ_min(Cov(z)))``, re-estimated with the sub-sample (on the paper's banana,
+        whose smallest scale is 1, this is the paper's γ = 0.2).
     nu2 : float, optional
         Fixed ``ν²``. Default: learned during tuning by Robbins–Monro towards ``target_accept``.
     target_accept : float
         Target acceptance rate of the ``ν²`` adaptation (default 0.234).
     min_history : int, optional
-        While the history is shorter, the step is an adaptive random walk ``N(x, s² I)`` with
-        ``s`` tuned towards ``target_accept`` (default ``max(50, 10 d)``).
+        While the history is shorter, or holds fewer than ``max(20, 2 d)`` accepted moves, the
+        step is an adaptive random walk ``N(x, s² I)`` with ``s`` tuned towards
+        ``target_accept`` (default ``max(50, 10 d)``).
     refresh_interval : int
-        During tuning the sub-sample (and the default kernel's lengthscale) is redrawn every
-        ``refresh_interval`` iterations (default 20).
+        During tuning the sub-sample (drawn from the most recent half of the history, so the
+        initial transient is forgotten), the whitening and the default kernel's lengthscale are
+        refreshed every ``refresh_interval`` iterations (default 20).
+    whiten : bool
+        Let the kernel act on states whitened by the history's mean and covariance (default
+        True; False is the paper's isotropic kernel in the model's coordinates).
     adapt_after_tuning : bool
         Keep adapting through the draws with vanishing probability (see :class:`KernelStep`).
     model, initial_point, compile_kwargs, rng, blocked
@@ -80,13 +102,16 @@ class KAMH(KernelStep):
     Notes
     -----
     Sample stats: ``accept``, ``accepted``, ``logp_evals``, ``tune``, ``model_logp`` (not for
-    noisy log densities), ``nu2``, ``gamma``, ``lengthscale`` (NaN for a kernel without one),
-    ``n_history`` and ``random_walk`` (True in the initial random-walk phase).
+    noisy log densities), ``logp_nan``, ``nu2``, ``gamma``, ``lengthscale`` (NaN for a kernel
+    without one; in whitened units with ``whiten``), ``n_history`` and ``random_walk`` (True in
+    the initial random-walk phase). Adapted scales stay within a factor ``10⁴`` of where they
+    started, and a chain that stays stuck gets one warning at the end of sampling.
     """
 
     name = "kamh"
     progress_scale_stat = "nu2"
     progress_scale_label = "ν²"
+    stuck_chain_stats = ("accepted", "logp_evals", "random_walk", "nu2", "gamma", "lengthscale")
 
     stats_dtypes_shapes = {
         **KernelStep.stats_dtypes_shapes,
@@ -108,6 +133,7 @@ class KAMH(KernelStep):
         target_accept: float = 0.234,
         min_history: int | None = None,
         refresh_interval: int = 20,
+        whiten: bool = True,
         adapt_after_tuning: bool = False,
         model=None,
         initial_point=None,
@@ -126,6 +152,8 @@ class KAMH(KernelStep):
             require_positive("nu2", nu2)
         if not 0 < target_accept < 1:
             raise ValueError(f"`target_accept` must lie in (0, 1), got {target_accept!r}.")
+        require_bool("whiten", whiten)
+        self.whiten = bool(whiten)
         self.kernel = kernel
         self.subsample_size = int(subsample_size)
         self.gamma = float(gamma)
@@ -151,9 +179,10 @@ class KAMH(KernelStep):
 
     def _new_chain(self) -> KAMHChain:
         chain = KAMHChain(history=ChainHistory(self.dim))
-        chain.rw_scale = RobbinsMonroScale(
-            math.log(_RW_FACTOR / math.sqrt(self.dim)), target=self.target_accept
+        chain.rw_scale = RobbinsMonroScale.within(
+            _RW_FACTOR / math.sqrt(self.dim), SCALE_RANGE, target=self.target_accept
         )
+        chain.whitening = Whitening.identity(self.dim)
         return chain
 
     # ------------------------------------------------------------------ proposal
@@ -168,6 +197,9 @@ class KAMH(KernelStep):
             return self.fixed_nu2
         return self.chain.nu2_scale.scale
 
+    def _whitening(self) -> Whitening | None:
+        return self.chain.whitening if self.whiten else None
+
     def _feature_cov(self, x: np.ndarray) -> np.ndarray:
         chain = self.chain
         return kamh_feature_covariance(x, chain.subsample, chain.kernel)
@@ -179,7 +211,7 @@ class KAMH(KernelStep):
             return x + scale * self.rng.standard_normal(self.dim), 0.0, {"random_walk": True}
 
         proposal, log_correction, feature_cov_there = propose_kam(
-            self.rng, x, chain, self._feature_cov, self._covariance
+            self.rng, x, chain, self._feature_cov, self._covariance, self._whitening()
         )
         return proposal, log_correction, {"random_walk": False, "feature_cov": feature_cov_there}
 
@@ -206,7 +238,10 @@ class KAMH(KernelStep):
         chain = self.chain
         if chain.subsample is None:
             chain.rw_scale.update(accept_prob)
-            if len(chain.history) >= self.min_history:
+            if (
+                len(chain.history) >= self.min_history
+                and chain.accepted_moves >= min_accepted_moves(self.dim)
+            ):
                 self._refresh_subsample(x, first=True)
             return
         if self.fixed_nu2 is None:
@@ -215,9 +250,18 @@ class KAMH(KernelStep):
             self._refresh_subsample(x, first=False)
 
     def _refresh_subsample(self, x, first: bool) -> None:
-        """Redraw the sub-sample, the default kernel's lengthscale and the absolute γ."""
+        """Redraw the sub-sample (from the most recent half of the history), the whitening, the
+        default kernel's lengthscale and the absolute γ."""
         chain = self.chain
-        subsample = chain.history.subsample(self.rng, self.subsample_size)
+        history = chain.history
+        subsample = history.subsample(self.rng, self.subsample_size, start=len(history) // 2)
+        if self.whiten:
+            whitening = Whitening.from_points(
+                subsample, fallback_variance=chain.rw_scale.scale**2
+            )
+            subsample = whitening.whiten(subsample)
+        else:
+            whitening = chain.whitening
         if self.kernel is None:
             try:
                 kernel = GaussianKernel(median_lengthscale(subsample))
@@ -227,26 +271,33 @@ class KAMH(KernelStep):
                 kernel = chain.kernel
         else:
             kernel = self.kernel
-        spread = smallest_scale(subsample)
-        if not (np.isfinite(spread) and spread > 0):
-            if chain.subsample is None:
-                return
-            spread = chain.gamma_abs / self.gamma
+        if self.whiten:
+            spread = 1.0  # the whitened history has unit scale in every direction
+        else:
+            spread = smallest_scale(subsample)
+            if not (np.isfinite(spread) and spread > 0):
+                if chain.subsample is None:
+                    return
+                spread = chain.gamma_abs / self.gamma
         previous_n = 0 if chain.subsample is None else chain.subsample.shape[0]
         chain.subsample = subsample
         chain.kernel = kernel
+        chain.whitening = whitening
         chain.gamma_abs = self.gamma * spread
-        chain.feature_cov_current = self._feature_cov(x)
+        chain.feature_cov_current = self._feature_cov(whitening.whiten(x))
         chain.feature_cov_point = np.array(x, copy=True)
         if first:
-            # Start ν² where the learned part has the random walk's total variance d s².
+            # Start ν² where the learned part has the total variance of the optimal random walk
+            # (2.38² in whitened units, d s² with the random-walk phase's s otherwise).
             trace = float(np.trace(chain.feature_cov_current))
-            rw_var = chain.rw_scale.scale**2
-            nu2 = rw_var * self.dim / trace if trace > 0 and np.isfinite(trace) else 1.0
-            chain.nu2_scale = RobbinsMonroScale(math.log(nu2), target=self.target_accept)
+            total = _RW_FACTOR**2 if self.whiten else chain.rw_scale.scale**2 * self.dim
+            nu2 = total / trace if trace > 0 and np.isfinite(trace) else 1.0
+            chain.nu2_scale = RobbinsMonroScale.within(
+                nu2, SCALE_RANGE, target=self.target_accept
+            )
         elif previous_n and previous_n != subsample.shape[0] and self.fixed_nu2 is None:
             # Mᵀ H M grows with n: keep the proposal's scale when the sub-sample grows.
-            chain.nu2_scale.log_scale += math.log(previous_n / subsample.shape[0])
+            chain.nu2_scale.rescale(previous_n / subsample.shape[0])
 
 
 class AdaptiveMetropolis(KAMH):
@@ -265,20 +316,24 @@ class AdaptiveMetropolis(KAMH):
         super().__init__(vars, kernel=LinearKernel(), **kwargs)
 
 
-def propose_kam(rng, x, chain, feature_cov_of, covariance_of):
-    """A KAM proposal ``x* ~ N(x, R(x))`` with its Hastings correction, shared by KAMH and CKAM.
+def propose_kam(rng, x, chain, feature_cov_of, covariance_of, whitening=None):
+    """A KAM proposal with its Hastings correction, shared by KAMH and CKAM.
 
-    ``feature_cov_of(y)`` gives ``MᵀHM`` at ``y`` and ``covariance_of(F)`` the proposal covariance
-    built from it. ``MᵀHM`` at the current point is cached on ``chain`` (``feature_cov_current``
-    at ``feature_cov_point``), so an iteration computes it once, at the proposal; the caller keeps
-    the returned ``MᵀHM`` at ``x*`` as the new cache when the move is accepted.
+    In whitened coordinates ``u = whitening.whiten(x)`` (the identity without ``whitening``) it
+    draws ``u* ~ N(u, R(u))`` and returns ``x* = whitening.unwhiten(u*)``; the linear map's
+    Jacobian cancels in the ratio. ``feature_cov_of(u)`` gives ``MᵀHM`` at ``u`` and
+    ``covariance_of(F)`` the proposal covariance built from it. ``MᵀHM`` at the current point is
+    cached on ``chain`` (``feature_cov_current`` for the state ``feature_cov_point``, in the
+    model's coordinates), so an iteration computes it once, at the proposal; the caller keeps the
+    returned ``MᵀHM`` as the new cache when the move is accepted.
 
     Returns
     -------
     proposal, log_correction, feature_cov_at_proposal
     """
+    u = x if whitening is None else whitening.whiten(x)
     if chain.feature_cov_current is None or not np.array_equal(chain.feature_cov_point, x):
-        chain.feature_cov_current = feature_cov_of(x)
+        chain.feature_cov_current = feature_cov_of(u)
         chain.feature_cov_point = np.array(x, copy=True)
     chol_here = cholesky_or_nan(covariance_of(chain.feature_cov_current))
     computed = {}
@@ -289,6 +344,8 @@ def propose_kam(rng, x, chain, feature_cov_of, covariance_of):
 
     position_dependent = chain.kernel.gradient_depends_on_x
     proposal, log_correction = gaussian_random_walk(
-        rng, x, chol_here, chol_there_of if position_dependent else None
+        rng, u, chol_here, chol_there_of if position_dependent else None
     )
+    if whitening is not None:
+        proposal = whitening.unwhiten(proposal)
     return proposal, log_correction, computed.get("feature_cov", chain.feature_cov_current)

@@ -11,7 +11,7 @@ import pytest
 from scipy import stats
 
 from pymc_kernel_steps import KAMH, AdaptiveMetropolis, GaussianKernel
-from pymc_kernel_steps.core import gaussian_logpdf, kamh_covariance
+from pymc_kernel_steps.core import Whitening, gaussian_logpdf, kamh_covariance
 
 from ..helpers import (
     CORRELATED_COV,
@@ -45,32 +45,92 @@ def _frozen_kamh_log_ratio(logp, x, y, Z, kernel, gamma, nu2):
     return logp(y) - logp(x) + gaussian_logpdf(x, y, chol_y) - gaussian_logpdf(y, x, chol_x)
 
 
-def test_kamh_detailed_balance_with_frozen_adaptation():
-    """The step's own ratio equals the frozen KAMH ratio and is antisymmetric for random pairs."""
+@pytest.mark.parametrize("whiten", [True, False])
+def test_kamh_detailed_balance_with_frozen_adaptation(whiten):
+    """The step's own ratio equals the frozen KAMH ratio (computed in the whitened coordinates,
+    where the kernel acts) and is antisymmetric for random pairs."""
     rng = np.random.default_rng(0)
     model = correlated_gaussian_model()
     with model:
-        step = KAMH(rng=1)
+        step = KAMH(rng=1, whiten=whiten)
     chain = step.chain
     Z = rng.multivariate_normal(CORRELATED_MEAN, CORRELATED_COV, size=60)
     for _ in range(40):  # put the step in its KAMH phase with a known state
         chain.history.append(rng.normal(size=4))
     step._refresh_subsample(CORRELATED_MEAN, first=True)
-    chain.subsample = Z
+    whitening = Whitening.from_points(Z[:30]) if whiten else Whitening.identity(4)
+    chain.whitening = whitening
+    chain.subsample = whitening.whiten(Z)
     chain.kernel = GaussianKernel(1.3)
     chain.feature_cov_current = None
     nu2, gamma = step._nu2(), chain.gamma_abs
     logp = stats.multivariate_normal(CORRELATED_MEAN, CORRELATED_COV).logpdf
+    Zw, w = chain.subsample, whitening.whiten
     for _ in range(20):
         x = rng.multivariate_normal(CORRELATED_MEAN, CORRELATED_COV)
         y, log_correction, _ = step._propose(x)
         forward = logp(y) - logp(x) + log_correction
-        reference = _frozen_kamh_log_ratio(logp, x, y, Z, chain.kernel, gamma, nu2)
-        backward = _frozen_kamh_log_ratio(logp, y, x, Z, chain.kernel, gamma, nu2)
-        np.testing.assert_allclose(forward, reference, rtol=1e-9, atol=1e-9)
-        np.testing.assert_allclose(forward, -backward, rtol=1e-9, atol=1e-9)
+        # in whitened coordinates the target's log density differs by a constant only
+        reference = _frozen_kamh_log_ratio(
+            lambda u: logp(whitening.unwhiten(u)), w(x), w(y), Zw, chain.kernel, gamma, nu2
+        )
+        backward = _frozen_kamh_log_ratio(
+            lambda u: logp(whitening.unwhiten(u)), w(y), w(x), Zw, chain.kernel, gamma, nu2
+        )
+        np.testing.assert_allclose(forward, reference, rtol=1e-8, atol=1e-8)
+        np.testing.assert_allclose(forward, -backward, rtol=1e-8, atol=1e-8)
         # the proposal is genuinely asymmetric for a Gaussian kernel
         assert abs(log_correction) > 1e-8
+
+
+def _log_proposal_density(step, x, y):
+    """log q(y | x) of a KAMH step in the model's coordinates (frozen state)."""
+    chain = step.chain
+    u_x, u_y = chain.whitening.whiten(x), chain.whitening.whiten(y)
+    chol = np.linalg.cholesky(step._covariance(step._feature_cov(u_x)))
+    return gaussian_logpdf(u_y, u_x, chol) - chain.whitening.log_det()
+
+
+@pytest.mark.parametrize("step_class", STEPS)
+def test_whitened_kamh_is_affine_invariant(step_class):
+    """A linear change of coordinates x' = A x + c leaves the learned proposal unchanged: with
+    the same history (mapped), the proposal densities differ by the Jacobian only."""
+    rng = np.random.default_rng(3)
+    dim = 4
+    rotation = np.linalg.qr(rng.normal(size=(dim, dim)))[0]
+    A = rotation @ np.diag([1e-2, 0.1, 1.0, 10.0])  # rotate and rescale
+    c = rng.normal(size=dim) * 50
+    history = rng.multivariate_normal(CORRELATED_MEAN, CORRELATED_COV, size=400)
+    history[:, 1] += 0.3 * history[:, 0] ** 2  # a curved history, so the kernel matters
+
+    def prepared(points):
+        with pm.Model():
+            pm.Flat("x", shape=dim)
+            step = step_class(rng=5)
+        for point in points:
+            step.chain.history.append(point)
+        step._refresh_subsample(points[-1], first=True)
+        return step
+
+    step = prepared(history)
+    step_mapped = prepared(history @ A.T + c)
+    assert step_mapped._nu2() == pytest.approx(step._nu2(), rel=1e-6)
+    log_jacobian = np.log(abs(np.linalg.det(A)))
+    for _ in range(10):
+        x, y = history[rng.integers(400)], history[rng.integers(400)] + 0.1 * rng.normal(size=dim)
+        q = _log_proposal_density(step, x, y)
+        q_mapped = _log_proposal_density(step_mapped, A @ x + c, A @ y + c)
+        np.testing.assert_allclose(q_mapped, q - log_jacobian, rtol=1e-6, atol=1e-6)
+    # without whitening the proposal is not invariant
+    with pm.Model():
+        pm.Flat("x", shape=dim)
+        raw = step_class(rng=5, whiten=False)
+    for point in history @ A.T + c:
+        raw.chain.history.append(point)
+    raw._refresh_subsample(A @ history[-1] + c, first=True)
+    x, y = history[0], history[1]
+    q_raw = _log_proposal_density(raw, A @ x + c, A @ y + c)
+    assert abs(q_raw - (_log_proposal_density(step, x, y) - log_jacobian)) > 1e-3
 
 
 def test_competence():
