@@ -32,13 +32,13 @@ from .schedules import (
     exploration_length,
     is_exploring,
 )
-from .whitening import Whitening
 from .score_matching import (
     FiniteScoreEstimator,
     LiteScoreEstimator,
     lite_linear_system,
     select_hyperparameters,
 )
+from .whitening import Whitening
 
 __all__ = [
     "ChainHistory",

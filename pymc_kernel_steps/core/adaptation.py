@@ -175,9 +175,14 @@ class JumpDistanceStepSize:
         Candidate multiples of ``ε_ref`` (positive, default ``2^{-1}, 2^{-1/2}, 1, 2^{1/2}, 2``).
     window : int
         Reports per local-search move (default 50).
+    max_factor : float
+        The step size stays within ``[ε₀ / max_factor, ε₀ × max_factor]`` (default 10³), so a run
+        of rejected trajectories cannot shrink it to nothing.
     """
 
-    def __init__(self, initial_step_size: float, factors=None, window: int = 50):
+    def __init__(
+        self, initial_step_size: float, factors=None, window: int = 50, max_factor: float = 1e3
+    ):
         if not (math.isfinite(initial_step_size) and initial_step_size > 0):
             raise ValueError(f"`step_size` must be positive, got {initial_step_size!r}.")
         if factors is None:
@@ -187,7 +192,11 @@ class JumpDistanceStepSize:
             raise ValueError(f"`factors` must be positive numbers, got {factors!r}.")
         if int(window) != window or window < 1:
             raise ValueError(f"`window` must be a positive integer, got {window!r}.")
+        if not (math.isfinite(max_factor) and max_factor >= 1):
+            raise ValueError(f"`max_factor` must be a finite number ≥ 1, got {max_factor!r}.")
         self.step_size = float(initial_step_size)
+        self.min_step_size = self.step_size / max_factor
+        self.max_step_size = self.step_size * max_factor
         self.factors = factors
         self.window = int(window)
         self._sums = [0.0] * len(factors)
@@ -212,6 +221,7 @@ class JumpDistanceStepSize:
             ]
             best = max(range(len(means)), key=means.__getitem__)
             self.step_size *= math.sqrt(self.factors[best])  # half a move: damp the noise
+            self.step_size = min(max(self.step_size, self.min_step_size), self.max_step_size)
             self._sums = [0.0] * len(self.factors)
             self._counts = [0] * len(self.factors)
         return self.step_size

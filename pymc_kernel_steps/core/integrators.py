@@ -194,7 +194,22 @@ def _finite_gradient(omega, offsets, theta, scale, q, out):
 
 
 @numba.njit(cache=True)
-def _lite_trajectory(Z, alpha, inv_ell2, q0, p0, eps, n_steps, inv_mass):
+def _add_wall(q, radius, stiffness, out):
+    # gradient of −(k/2)(‖q‖ − R)₊²: zero inside the ball of radius R, a restoring force outside
+    if stiffness == 0.0 or not math.isfinite(radius):
+        return
+    norm = 0.0
+    for j in range(q.shape[0]):
+        norm += q[j] * q[j]
+    norm = math.sqrt(norm)
+    if norm > radius:
+        pull = stiffness * (norm - radius) / norm
+        for j in range(q.shape[0]):
+            out[j] -= pull * q[j]
+
+
+@numba.njit(cache=True)
+def _lite_trajectory(Z, alpha, inv_ell2, q0, p0, eps, n_steps, inv_mass, radius, stiffness):
     d = q0.shape[0]
     q = q0.copy()
     p = p0.copy()
@@ -204,6 +219,7 @@ def _lite_trajectory(Z, alpha, inv_ell2, q0, p0, eps, n_steps, inv_mass):
     if not _lite_gradient(Z, alpha, inv_ell2, q, g):
         q[:] = np.nan
         return q, p
+    _add_wall(q, radius, stiffness, g)
     for j in range(d):
         p[j] += 0.5 * eps * g[j]
     for step in range(n_steps):
@@ -212,6 +228,7 @@ def _lite_trajectory(Z, alpha, inv_ell2, q0, p0, eps, n_steps, inv_mass):
         if not _lite_gradient(Z, alpha, inv_ell2, q, g):
             q[:] = np.nan
             return q, p
+        _add_wall(q, radius, stiffness, g)
         h = eps if step < n_steps - 1 else 0.5 * eps
         for j in range(d):
             p[j] += h * g[j]
@@ -222,7 +239,9 @@ def _lite_trajectory(Z, alpha, inv_ell2, q0, p0, eps, n_steps, inv_mass):
 
 
 @numba.njit(cache=True)
-def _finite_trajectory(omega, offsets, theta, scale, q0, p0, eps, n_steps, inv_mass):
+def _finite_trajectory(
+    omega, offsets, theta, scale, q0, p0, eps, n_steps, inv_mass, radius, stiffness
+):
     d = q0.shape[0]
     q = q0.copy()
     p = p0.copy()
@@ -232,6 +251,7 @@ def _finite_trajectory(omega, offsets, theta, scale, q0, p0, eps, n_steps, inv_m
     if not _finite_gradient(omega, offsets, theta, scale, q, g):
         q[:] = np.nan
         return q, p
+    _add_wall(q, radius, stiffness, g)
     for j in range(d):
         p[j] += 0.5 * eps * g[j]
     for step in range(n_steps):
@@ -240,6 +260,7 @@ def _finite_trajectory(omega, offsets, theta, scale, q0, p0, eps, n_steps, inv_m
         if not _finite_gradient(omega, offsets, theta, scale, q, g):
             q[:] = np.nan
             return q, p
+        _add_wall(q, radius, stiffness, g)
         h = eps if step < n_steps - 1 else 0.5 * eps
         for j in range(d):
             p[j] += h * g[j]
@@ -249,8 +270,26 @@ def _finite_trajectory(omega, offsets, theta, scale, q0, p0, eps, n_steps, inv_m
     return q, p
 
 
+def _check_wall(wall_radius, wall_stiffness) -> tuple[float, float]:
+    radius, stiffness = float(wall_radius), float(wall_stiffness)
+    if not radius > 0:
+        raise ValueError(f"`wall_radius` must be positive (or inf), got {wall_radius!r}.")
+    if not (math.isfinite(stiffness) and stiffness >= 0):
+        raise ValueError(f"`wall_stiffness` must be finite and ≥ 0, got {wall_stiffness!r}.")
+    return radius, stiffness
+
+
 def lite_leapfrog(
-    Z, alpha, lengthscale, q, p, step_size, n_steps, inv_mass_diag=None
+    Z,
+    alpha,
+    lengthscale,
+    q,
+    p,
+    step_size,
+    n_steps,
+    inv_mass_diag=None,
+    wall_radius=math.inf,
+    wall_stiffness=1.0,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Compiled leapfrog trajectory on the lite surrogate ``f(x) = Σ α_i k(z_i, x)``.
 
@@ -267,6 +306,12 @@ def lite_leapfrog(
         Kernel lengthscale ``ℓ > 0``.
     q, p, step_size, n_steps, inv_mass_diag
         As for :func:`leapfrog`.
+    wall_radius, wall_stiffness : float
+        Optional confinement: the surrogate log density gets the term
+        ``−(k/2)(‖q‖ − R)₊²`` with ``R = wall_radius``, ``k = wall_stiffness`` (default none),
+        so that trajectories turn back outside the ball where the surrogate's gradient vanishes
+        or oscillates. Any fixed potential keeps the leapfrog map reversible and
+        volume-preserving, so the move stays exact.
 
     Returns
     -------
@@ -274,6 +319,7 @@ def lite_leapfrog(
         End point; ``q_new`` is all NaN if the gradient became non-finite.
     """
     q, p, eps, n_steps, inv_mass = _check_trajectory_args(q, p, step_size, n_steps, inv_mass_diag)
+    radius, stiffness = _check_wall(wall_radius, wall_stiffness)
     Z = np.ascontiguousarray(Z, dtype=float)
     alpha = np.ascontiguousarray(alpha, dtype=float)
     if Z.ndim != 2 or Z.shape[1] != q.shape[0] or alpha.shape != (Z.shape[0],):
@@ -284,11 +330,22 @@ def lite_leapfrog(
     lengthscale = float(lengthscale)
     if not (math.isfinite(lengthscale) and lengthscale > 0):
         raise ValueError(f"`lengthscale` must be positive and finite, got {lengthscale!r}.")
-    return _lite_trajectory(Z, alpha, 1.0 / lengthscale**2, q, p, eps, n_steps, inv_mass)
+    return _lite_trajectory(
+        Z, alpha, 1.0 / lengthscale**2, q, p, eps, n_steps, inv_mass, radius, stiffness
+    )
 
 
 def finite_leapfrog(
-    frequencies, offsets, theta, q, p, step_size, n_steps, inv_mass_diag=None
+    frequencies,
+    offsets,
+    theta,
+    q,
+    p,
+    step_size,
+    n_steps,
+    inv_mass_diag=None,
+    wall_radius=math.inf,
+    wall_stiffness=1.0,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Compiled leapfrog trajectory on the random-feature surrogate ``f(x) = θᵀφ(x)``.
 
@@ -305,6 +362,8 @@ def finite_leapfrog(
         Coefficients ``θ``.
     q, p, step_size, n_steps, inv_mass_diag
         As for :func:`leapfrog`.
+    wall_radius, wall_stiffness : float
+        Optional confinement, as for :func:`lite_leapfrog`.
 
     Returns
     -------
@@ -312,6 +371,7 @@ def finite_leapfrog(
         End point; ``q_new`` is all NaN if the gradient became non-finite.
     """
     q, p, eps, n_steps, inv_mass = _check_trajectory_args(q, p, step_size, n_steps, inv_mass_diag)
+    radius, stiffness = _check_wall(wall_radius, wall_stiffness)
     omega = np.ascontiguousarray(frequencies, dtype=float)
     offsets = np.ascontiguousarray(offsets, dtype=float)
     theta = np.ascontiguousarray(theta, dtype=float)
@@ -327,4 +387,6 @@ def finite_leapfrog(
             f"got {omega.shape}, {offsets.shape} and {theta.shape}."
         )
     scale = math.sqrt(2.0 / m)
-    return _finite_trajectory(omega, offsets, theta, scale, q, p, eps, n_steps, inv_mass)
+    return _finite_trajectory(
+        omega, offsets, theta, scale, q, p, eps, n_steps, inv_mass, radius, stiffness
+    )

@@ -506,7 +506,16 @@ class LiteScoreEstimator:
         )
         return float(np.mean(lap + 0.5 * np.einsum("ij,ij->i", g, g)))
 
-    def leapfrog(self, q, p, step_size: float, n_steps: int, inv_mass_diag=None):
+    def leapfrog(
+        self,
+        q,
+        p,
+        step_size: float,
+        n_steps: int,
+        inv_mass_diag=None,
+        wall_radius: float = math.inf,
+        wall_stiffness: float = 1.0,
+    ):
         """Compiled leapfrog trajectory on ``f`` (see :func:`.integrators.lite_leapfrog`).
 
         Parameters
@@ -519,6 +528,8 @@ class LiteScoreEstimator:
             Number of steps ``L``.
         inv_mass_diag : array_like, shape (d,) or scalar, optional
             Diagonal inverse mass matrix (default identity).
+        wall_radius, wall_stiffness : float
+            Optional confinement ``−(k/2)(‖q‖ − R)₊²`` added to the surrogate (default none).
 
         Returns
         -------
@@ -527,7 +538,16 @@ class LiteScoreEstimator:
         """
         self._check_fitted()
         return lite_leapfrog(
-            self.Z, self.alpha, self.kernel_.lengthscale, q, p, step_size, n_steps, inv_mass_diag
+            self.Z,
+            self.alpha,
+            self.kernel_.lengthscale,
+            q,
+            p,
+            step_size,
+            n_steps,
+            inv_mass_diag,
+            wall_radius,
+            wall_stiffness,
         )
 
 
@@ -837,7 +857,16 @@ class FiniteScoreEstimator:
         lap = -(self._scale * np.cos(phases) * w) @ self.theta
         return float(np.mean(lap + 0.5 * np.einsum("ij,ij->i", g, g)))
 
-    def leapfrog(self, q, p, step_size: float, n_steps: int, inv_mass_diag=None):
+    def leapfrog(
+        self,
+        q,
+        p,
+        step_size: float,
+        n_steps: int,
+        inv_mass_diag=None,
+        wall_radius: float = math.inf,
+        wall_stiffness: float = 1.0,
+    ):
         """Compiled leapfrog trajectory on ``f`` (see :func:`.integrators.finite_leapfrog`).
 
         Parameters
@@ -850,6 +879,8 @@ class FiniteScoreEstimator:
             Number of steps ``L``.
         inv_mass_diag : array_like, shape (d,) or scalar, optional
             Diagonal inverse mass matrix (default identity).
+        wall_radius, wall_stiffness : float
+            Optional confinement ``−(k/2)(‖q‖ − R)₊²`` added to the surrogate (default none).
 
         Returns
         -------
@@ -858,7 +889,16 @@ class FiniteScoreEstimator:
         """
         self._check_fitted()
         return finite_leapfrog(
-            self.frequencies, self.offsets, self.theta, q, p, step_size, n_steps, inv_mass_diag
+            self.frequencies,
+            self.offsets,
+            self.theta,
+            q,
+            p,
+            step_size,
+            n_steps,
+            inv_mass_diag,
+            wall_radius,
+            wall_stiffness,
         )
 
 

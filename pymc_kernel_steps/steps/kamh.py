@@ -238,10 +238,9 @@ class KAMH(KernelStep):
         chain = self.chain
         if chain.subsample is None:
             chain.rw_scale.update(accept_prob)
-            if (
-                len(chain.history) >= self.min_history
-                and chain.accepted_moves >= min_accepted_moves(self.dim)
-            ):
+            if len(
+                chain.history
+            ) >= self.min_history and chain.accepted_moves >= min_accepted_moves(self.dim):
                 self._refresh_subsample(x, first=True)
             return
         if self.fixed_nu2 is None:
@@ -256,9 +255,7 @@ class KAMH(KernelStep):
         history = chain.history
         subsample = history.subsample(self.rng, self.subsample_size, start=len(history) // 2)
         if self.whiten:
-            whitening = Whitening.from_points(
-                subsample, fallback_variance=chain.rw_scale.scale**2
-            )
+            whitening = Whitening.from_points(subsample, fallback_variance=chain.rw_scale.scale**2)
             subsample = whitening.whiten(subsample)
         else:
             whitening = chain.whitening
@@ -292,9 +289,7 @@ class KAMH(KernelStep):
             trace = float(np.trace(chain.feature_cov_current))
             total = _RW_FACTOR**2 if self.whiten else chain.rw_scale.scale**2 * self.dim
             nu2 = total / trace if trace > 0 and np.isfinite(trace) else 1.0
-            chain.nu2_scale = RobbinsMonroScale.within(
-                nu2, SCALE_RANGE, target=self.target_accept
-            )
+            chain.nu2_scale = RobbinsMonroScale.within(nu2, SCALE_RANGE, target=self.target_accept)
         elif previous_n and previous_n != subsample.shape[0] and self.fixed_nu2 is None:
             # Mᵀ H M grows with n: keep the proposal's scale when the sub-sample grows.
             chain.nu2_scale.rescale(previous_n / subsample.shape[0])

@@ -18,13 +18,17 @@ from ..core.score_matching import (
     LiteScoreEstimator,
     select_hyperparameters,
 )
-from .base import ChainState, KernelStep, require_int, require_positive
+from ..core.whitening import Whitening
+from .base import ChainState, KernelStep, require_bool, require_int, require_positive
+from .kamh import SCALE_RANGE, min_accepted_moves
 
 __all__ = ["KMCFinite", "KMCLite"]
 
 _RW_FACTOR = 2.38
 _SELECTION_POINTS = 500
 _LENGTHSCALE_FACTORS = np.array([1.0, 1.5, 2.0, 3.0])
+#: the confining wall starts this many times beyond the farthest training point
+_WALL_MARGIN = 1.0
 
 
 @dataclass
@@ -33,10 +37,11 @@ class KMCChain(ChainState):
 
     rw_scale: RobbinsMonroScale | None = None
     surrogate: Any = None
-    center: np.ndarray | None = None
-    scale: np.ndarray | None = None
+    whitening: Whitening | None = None  # the surrogate's coordinates u = whitening.whiten(x)
+    rw_whitening: Whitening | None = None  # random-walk moves are x + s L ξ with L its factor
     inv_mass: np.ndarray | None = None
-    jump_variance: np.ndarray | None = None
+    wall_radius: float = math.inf
+    wall_stiffness: float = 0.0
     step_size: float = math.nan
     step_size_tuner: DualAveraging | JumpDistanceStepSize | None = None
     lengthscale: float = math.nan
@@ -77,7 +82,8 @@ class _KMC(KernelStep):
         min_history: int | None = None,
         refit_interval: int = 100,
         adapt_mass: bool = True,
-        standardize: bool = False,
+        whiten: bool = True,
+        confine: bool = True,
         random_walk_probability: float = 0.25,
         adapt_after_tuning: bool = False,
         model=None,
@@ -123,8 +129,11 @@ class _KMC(KernelStep):
         self._min_history_arg = min_history
         self.refit_interval = int(refit_interval)
         self._tune_length = 0
+        for name, flag in (("adapt_mass", adapt_mass), ("whiten", whiten), ("confine", confine)):
+            require_bool(name, flag)
         self.adapt_mass = bool(adapt_mass)
-        self.standardize = bool(standardize)
+        self.whiten = bool(whiten)
+        self.confine = bool(confine)
         self.random_walk_probability = float(random_walk_probability)
         super().__init__(
             vars,
@@ -151,11 +160,12 @@ class _KMC(KernelStep):
 
     def _new_chain(self) -> KMCChain:
         chain = KMCChain(history=ChainHistory(self.dim))
-        chain.rw_scale = RobbinsMonroScale(math.log(_RW_FACTOR / math.sqrt(self.dim)), target=0.234)
-        chain.center = np.zeros(self.dim)
-        chain.scale = np.ones(self.dim)
+        chain.rw_scale = RobbinsMonroScale.within(
+            _RW_FACTOR / math.sqrt(self.dim), SCALE_RANGE, target=0.234
+        )
+        chain.whitening = Whitening.identity(self.dim)
+        chain.rw_whitening = Whitening.identity(self.dim)
         chain.inv_mass = np.ones(self.dim)
-        chain.jump_variance = np.ones(self.dim)
         chain.next_selection_size = self.min_history
         return chain
 
@@ -163,8 +173,8 @@ class _KMC(KernelStep):
     def _propose(self, x):
         chain = self.chain
         if chain.surrogate is None or self.rng.uniform() < self.random_walk_probability:
-            step = chain.rw_scale.scale * np.sqrt(chain.jump_variance)
-            proposal = x + step * self.rng.standard_normal(self.dim)
+            step = chain.rw_scale.scale * self.rng.standard_normal(self.dim)
+            proposal = x + chain.rw_whitening.chol @ step
             return proposal, 0.0, {"surrogate": False, "n_steps": 0, "step_size": math.nan}
         step_size = chain.step_size
         if self.tune and isinstance(chain.step_size_tuner, JumpDistanceStepSize):
@@ -174,10 +184,16 @@ class _KMC(KernelStep):
         low, high = self.n_steps_range
         n_steps = int(self.rng.integers(low, high + 1))
         momentum = self.rng.standard_normal(self.dim) / np.sqrt(chain.inv_mass)
-        standardized, momentum_new = chain.surrogate.leapfrog(
-            self._standardize(x), momentum, step_size, n_steps, chain.inv_mass
+        position_white, momentum_new = chain.surrogate.leapfrog(
+            chain.whitening.whiten(x),
+            momentum,
+            step_size,
+            n_steps,
+            chain.inv_mass,
+            chain.wall_radius,
+            chain.wall_stiffness,
         )
-        position = chain.center + chain.scale * standardized
+        position = chain.whitening.unwhiten(position_white)
         log_correction = kinetic_energy(momentum, chain.inv_mass) - kinetic_energy(
             momentum_new, chain.inv_mass
         )
@@ -190,7 +206,7 @@ class _KMC(KernelStep):
                 "surrogate": True,
                 "n_steps": n_steps,
                 "step_size": step_size,
-                "squared_jump": float(np.sum((position - x) ** 2 / chain.jump_variance)),
+                "squared_jump": self._squared_jump(position, x),
             },
         )
 
@@ -207,15 +223,24 @@ class _KMC(KernelStep):
             "lengthscale": chain.lengthscale,
         }
 
-    def _update_jump_variance(self) -> None:
-        """Per-coordinate variance of the history: the random-walk moves' and the ESJD's metric."""
-        variance = self.chain.history.points.var(axis=0)
-        if np.all(np.isfinite(variance)) and np.all(variance > 0):
-            self.chain.jump_variance = variance
+    def _squared_jump(self, position, x) -> float:
+        """Squared jump in the history's metric (whitened by its covariance)."""
+        jump = self.chain.rw_whitening.whiten(position) - self.chain.rw_whitening.whiten(x)
+        return float(jump @ jump)
 
-    def _standardize(self, points):
+    def _recent_history(self) -> np.ndarray:
+        """The most recent half of the history: what the chain has learned, without the
+        initial transient."""
+        history = self.chain.history
+        return history.points[len(history) // 2 :]
+
+    def _update_rw_whitening(self) -> None:
+        """Mean and covariance of the recent history: the random-walk moves' metric."""
         chain = self.chain
-        return (points - chain.center) / chain.scale
+        if chain.accepted_moves >= min_accepted_moves(self.dim):
+            chain.rw_whitening = Whitening.from_points(
+                self._recent_history(), fallback_variance=chain.rw_scale.scale**2
+            )
 
     # ------------------------------------------------------------------ adaptation
     def _adapt(self, x, accept_prob, info):
@@ -224,8 +249,10 @@ class _KMC(KernelStep):
             chain.rw_scale.update(accept_prob)
         if chain.surrogate is None:
             if len(chain.history) % 50 == 0:
-                self._update_jump_variance()
-            if len(chain.history) >= self.min_history:
+                self._update_rw_whitening()
+            if len(
+                chain.history
+            ) >= self.min_history and chain.accepted_moves >= min_accepted_moves(self.dim):
                 self._fit(x, select=True)
                 info["refit"] = True
             return
@@ -253,18 +280,18 @@ class _KMC(KernelStep):
         """(Re)fit the surrogate; with ``select`` also choose (ℓ, λ) by cross-validation and
         re-estimate the mass matrix, then restart the step-size adaptation."""
         chain = self.chain
-        if select and self.standardize:
-            history = chain.history.points
-            scale = history.std(axis=0)
-            if np.all(np.isfinite(scale)) and np.all(scale > 0):
-                chain.center = history.mean(axis=0)
-                chain.scale = scale
         if select:
-            self._update_jump_variance()
-            if self.adapt_mass:
-                chain.inv_mass = chain.jump_variance / chain.scale**2
-        points = self._standardize(self._training_points())
+            self._update_rw_whitening()
+            if self.whiten:
+                chain.whitening = chain.rw_whitening
+        points = chain.whitening.whiten(self._training_points())
         if select:
+            variance = points.var(axis=0)
+            if self.adapt_mass and np.all(np.isfinite(variance)) and np.all(variance > 0):
+                chain.inv_mass = variance
+            if self.confine:
+                chain.wall_radius = _WALL_MARGIN * float(np.sqrt(np.max(np.sum(points**2, 1))))
+                chain.wall_stiffness = 1.0 / float(np.mean(chain.inv_mass))
             chain.lengthscale, chain.regularization = self._hyperparameters(points)
             chain.next_selection_size = 2 * len(chain.history)
         chain.surrogate = self._make_estimator(chain.lengthscale, chain.regularization).fit(points)
@@ -374,10 +401,18 @@ class KMCLite(_KMC):
         iterations (default 100).
     adapt_mass : bool
         Estimate the diagonal mass matrix from the history's variances (default True).
-    standardize : bool
-        Fit the surrogate on coordinates standardised by the history's mean and standard
-        deviation (default False: one isotropic lengthscale in the model's coordinates, as in the
-        paper, which measured better on the banana benchmark).
+    whiten : bool
+        Fit the surrogate and run its trajectories on states whitened by the mean and full
+        covariance of the recent history (default True; see
+        :class:`~pymc_kernel_steps.core.Whitening`): a linear change of the model's coordinates
+        then leaves the sampler unchanged. False is the paper's isotropic kernel in the model's
+        coordinates. Random-walk moves always use the history's covariance.
+    confine : bool
+        Add to the surrogate the confining term ``−(k/2)(‖u‖ − R)₊²`` with ``R`` the distance of
+        the farthest training point (whitened) and ``k`` one over the mean training variance
+        (default True), so that trajectories turn back instead of carrying an expensive model
+        far outside the region the chain has seen, where the lite surrogate is flat and the
+        random-feature one periodic. A fixed potential keeps the move exact.
     random_walk_probability : float
         Share of random-walk moves in ``[0, 1)`` (default 0.25).
     adapt_after_tuning : bool
@@ -403,7 +438,8 @@ class KMCLite(_KMC):
         super().__init__(vars, **kwargs)
 
     def _training_points(self):
-        return self.chain.history.subsample(self.rng, self.subsample_size)
+        history = self.chain.history
+        return history.subsample(self.rng, self.subsample_size, start=len(history) // 2)
 
     def _make_estimator(self, lengthscale, regularization):
         return LiteScoreEstimator(GaussianKernel(lengthscale), regularization=regularization)
@@ -432,7 +468,7 @@ class KMCFinite(_KMC):
     n_features : int
         Number ``m`` of random Fourier features (default 300).
     n_steps, step_size, step_size_adaptation, target_accept, step_size_jitter, lengthscale,
-    regularization, min_history, refit_interval, adapt_mass, standardize,
+    regularization, min_history, refit_interval, adapt_mass, whiten, confine,
     random_walk_probability, adapt_after_tuning, model, initial_point, compile_kwargs, rng,
     blocked
         As for :class:`KMCLite` (``refit_interval`` is unused: the fit is updated with every
@@ -441,8 +477,9 @@ class KMCFinite(_KMC):
     Notes
     -----
     Random features are periodic, so the surrogate has spurious modes far from the data: the
-    random-walk phase before the first fit (``min_history`` iterations) keeps an unexplored chain
-    from being stranded there. Stats as for :class:`KMCLite`.
+    confining term (``confine``) and the random-walk phase before the first fit
+    (``min_history`` iterations) keep trajectories from being carried there. Stats as for
+    :class:`KMCLite`.
     """
 
     name = "kmc_finite"
@@ -454,7 +491,7 @@ class KMCFinite(_KMC):
         super().__init__(vars, **kwargs)
 
     def _training_points(self):
-        return self.chain.history.points
+        return self._recent_history()
 
     def _selection_kwargs(self):
         return {"n_features": self.n_features}
@@ -468,5 +505,9 @@ class KMCFinite(_KMC):
         )
 
     def _update_surrogate(self, x) -> bool:
-        self.chain.surrogate.update(self._standardize(x))
+        chain = self.chain
+        u = chain.whitening.whiten(x)
+        chain.surrogate.update(u)
+        if self.confine:
+            chain.wall_radius = max(chain.wall_radius, _WALL_MARGIN * float(np.sqrt(u @ u)))
         return True
