@@ -3,7 +3,15 @@
 from . import core
 from ._version import __version__
 from .core import GaussianKernel, LinearKernel, MaternKernel, RationalQuadraticKernel
-from .steps import CKAM, KAMH, AdaptiveMetropolis, KMCFinite, KMCLite, sampling_phase
+from .steps import (
+    CKAM,
+    KAMH,
+    AdaptiveMetropolis,
+    KMCFinite,
+    KMCLite,
+    LogDensityError,
+    sampling_phase,
+)
 
 __all__ = [
     "CKAM",
@@ -13,6 +21,7 @@ __all__ = [
     "KMCFinite",
     "KMCLite",
     "LinearKernel",
+    "LogDensityError",
     "MaternKernel",
     "RationalQuadraticKernel",
     "__version__",

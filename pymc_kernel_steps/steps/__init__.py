@@ -1,6 +1,6 @@
 """PyMC step methods (the only package that imports PyMC)."""
 
-from .base import KernelStep
+from .base import KernelStep, LogDensityError
 from .ckam import CKAM, sampling_phase
 from .kamh import KAMH, AdaptiveMetropolis
 from .kmc import KMCFinite, KMCLite
@@ -12,5 +12,6 @@ __all__ = [
     "KMCFinite",
     "KMCLite",
     "KernelStep",
+    "LogDensityError",
     "sampling_phase",
 ]

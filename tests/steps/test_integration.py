@@ -135,6 +135,9 @@ def test_stats_present_with_declared_dtypes(step_class):
         )
     for name, (dtype, _) in step.stats_dtypes_shapes.items():
         values = trace.get_sampler_stats(name)
+        if name == "warning":  # objects, None except on a troubled chain's last iteration
+            assert values.shape[0] == 400 and all(w is None for w in values.ravel())
+            continue
         assert values.dtype == np.dtype(dtype), name
         assert values.shape == (400,), name
     np.testing.assert_array_equal(trace.get_sampler_stats("tune"), np.arange(400) < 300)

@@ -1,0 +1,125 @@
+"""Faults in a user's log density and chains that do not move: clear errors, counted
+rejections, one warning at the end of sampling."""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+import pymc as pm
+import pytensor.tensor as pt
+import pytest
+
+from pymc_kernel_steps import KAMH, LogDensityError
+from pymc_kernel_steps.targets import CountingLogp
+
+from ..helpers import assert_moments, posterior_array
+
+QUIET = dict(progressbar=False, compute_convergence_checks=False)
+
+
+class UserBug(RuntimeError):
+    pass
+
+
+def raise_beyond_two(x):
+    if x[0] > 2.0:
+        raise UserBug("solver diverged")
+    return -0.5 * float(x @ x)
+
+
+def nan_beyond_one(x):
+    return float("nan") if x[0] > 1.0 else -0.5 * float(x @ x)
+
+
+def inf_beyond_two(x):
+    return float("inf") if x[0] > 2.0 else -0.5 * float(x @ x)
+
+
+def _model(logp_fn):
+    with pm.Model() as model:
+        x = pm.Flat("x", shape=2)
+        pm.Potential("loglik", CountingLogp(logp_fn)(x))
+    return model
+
+
+def _sample(model, step_class, **kwargs):
+    options = dict(tune=300, draws=300, chains=1, cores=1, random_seed=3, **QUIET)
+    options.update(kwargs)
+    with model:
+        return pm.sample(step=step_class(), **options)
+
+
+def test_exception_in_log_density_names_step_iteration_and_point(step_class):
+    with pytest.raises(LogDensityError) as info:
+        _sample(_model(raise_beyond_two), step_class, tune=2000, draws=2000)
+    message = str(info.value)
+    assert step_class.__name__ in message
+    assert "iteration" in message and "at the point {'x': [" in message
+    assert "UserBug: solver diverged" in message
+    assert isinstance(info.value.__cause__, UserBug)
+    point = np.array(eval(message.split("at the point ")[1].split("}")[0] + "}")["x"])
+    assert point[0] > 2.0  # the reported point reproduces the failure
+    with pytest.raises(UserBug):
+        raise_beyond_two(point)
+
+
+def test_positive_infinite_log_density_is_an_error(step_class):
+    with pytest.raises(LogDensityError, match=r"\+inf"):
+        _sample(_model(inf_beyond_two), step_class, tune=2000, draws=2000)
+
+
+def test_nan_log_density_is_a_counted_rejection_with_a_warning(step_class, caplog):
+    with caplog.at_level(logging.WARNING, logger="pymc"):
+        idata = _sample(_model(nan_beyond_one), step_class, discard_tuned_samples=False)
+    nan = np.concatenate(
+        [idata.warmup_sample_stats.logp_nan.values, idata.sample_stats.logp_nan.values], axis=1
+    )
+    assert nan.dtype == bool and nan.sum() > 10
+    accepted = np.concatenate(
+        [idata.warmup_sample_stats.accepted.values, idata.sample_stats.accepted.values], axis=1
+    )
+    assert not np.any(accepted[nan] > 0)  # every NaN proposal was rejected
+    assert posterior_array(idata)[..., 0].max() <= 1.0
+    warnings = [r.getMessage() for r in caplog.records if "log density was NaN" in r.getMessage()]
+    assert len(warnings) == 1 and step_class.__name__ in warnings[0]
+
+
+def test_stuck_chain_gets_one_warning(step_class, caplog):
+    """Every proposal is rejected (the density is zero away from the start)."""
+    with pm.Model() as model:
+        x = pm.Flat("x", shape=2)
+        pm.Potential("spike", pt.switch(pt.all(pt.eq(x, 0.0)), 0.0, -np.inf))
+    with caplog.at_level(logging.WARNING, logger="pymc"):
+        _sample(model, step_class)
+    messages = [r.getMessage() for r in caplog.records if "may not have mixed" in r.getMessage()]
+    assert len(messages) == 1
+    assert "no proposal was accepted in 600 consecutive iterations" in messages[0]
+    assert "`accepted`" in messages[0]
+
+
+def test_healthy_chain_gets_no_warning(step_class, caplog):
+    with pm.Model() as model:
+        pm.Normal("x", shape=2)
+    with caplog.at_level(logging.WARNING, logger="pymc"):
+        _sample(model, step_class, tune=500, draws=500)
+    assert not [r for r in caplog.records if "may not have mixed" in r.getMessage()]
+
+
+@pytest.mark.slow
+def test_scales_spanning_six_orders_of_magnitude(step_class):
+    """Nothing collapses on a target whose standard deviations span 10⁻³ … 10³."""
+    sd = np.array([1e-3, 1e-1, 1.0, 10.0, 1e3])
+    with pm.Model() as model:
+        pm.Normal("x", mu=np.arange(5.0), sigma=sd, shape=5)
+    idata = _sample(model, step_class, tune=2000, draws=4000, chains=2)
+    assert_moments(posterior_array(idata) / sd, np.arange(5.0) / sd, 1.0)
+
+
+def test_bad_flag_types_are_rejected():
+    with pm.Model():
+        pm.Normal("x")
+        with pytest.raises(TypeError, match="adapt_after_tuning"):
+            KAMH(adapt_after_tuning="no")
+        with pytest.raises(TypeError, match="whiten"):
+            KAMH(whiten=1)
