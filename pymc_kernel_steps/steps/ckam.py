@@ -35,8 +35,9 @@ from ..core.schedules import (
     ckam_sampling_scale,
     exploration_length,
 )
-from .base import ChainState, KernelStep, require_int, require_positive
-from .kamh import propose_kam
+from ..core.whitening import Whitening
+from .base import ChainState, KernelStep, require_bool, require_int, require_positive
+from .kamh import SCALE_RANGE, propose_kam
 
 __all__ = ["CKAM", "default_cycle_length", "sampling_phase"]
 
@@ -75,6 +76,7 @@ class CKAMChain(ChainState):
     gamma_abs: float = math.nan
     feature_cov_current: np.ndarray | None = None
     feature_cov_point: np.ndarray | None = None
+    whitening: Whitening | None = None  # the cycle's kernel acts on whitened states
     jump_chol: np.ndarray | None = None  # Cholesky factor of (2.38²/d) Cov(whole history)
     sigma_chol: np.ndarray | None = None  # Cholesky factor of Σ, frozen at the phase change
     nu_exp: float = math.nan
@@ -152,6 +154,11 @@ class CKAM(KernelStep):
     refresh_interval : int
         The sub-sample is redrawn from the cycle's history every ``refresh_interval`` KAM moves
         (default 10).
+    whiten : bool
+        Let the kernel act on states whitened by the mean and covariance of the cycle's
+        sub-sample (default True; the frozen sampling proposal is mapped back to the model's
+        coordinates, so it is still a fixed Gaussian random walk). False is the paper's
+        isotropic kernel in the model's coordinates.
     model, initial_point, compile_kwargs, rng, blocked
         As for PyMC's step methods.
 
@@ -214,6 +221,7 @@ class CKAM(KernelStep):
         target_accept: float = 0.234,
         min_history: int | None = None,
         refresh_interval: int = 10,
+        whiten: bool = True,
         model=None,
         initial_point=None,
         compile_kwargs=None,
@@ -239,6 +247,8 @@ class CKAM(KernelStep):
             raise ValueError(f"`jump_scale` must be a finite number ≥ 0, got {jump_scale!r}.")
         if not 0 < target_accept < 1:
             raise ValueError(f"`target_accept` must lie in (0, 1), got {target_accept!r}.")
+        require_bool("whiten", whiten)
+        self.whiten = bool(whiten)
         self.kernel = kernel
         self.exploration_fraction = float(exploration_fraction)
         self.gamma = float(gamma)
@@ -309,8 +319,8 @@ class CKAM(KernelStep):
         chain = CKAMChain(history=ChainHistory(self.dim))
         chain.cycle_length = length
         chain.n_explore = exploration_length(length, self.exploration_fraction)
-        chain.rw_scale = RobbinsMonroScale(
-            math.log(_RW_FACTOR / math.sqrt(self.dim)), target=self.target_accept
+        chain.rw_scale = RobbinsMonroScale.within(
+            _RW_FACTOR / math.sqrt(self.dim), SCALE_RANGE, target=self.target_accept
         )
         return chain
 
@@ -349,16 +359,24 @@ class CKAM(KernelStep):
     def _propose_kam(self, x, info):
         chain = self.chain
         proposal, log_correction, feature_cov_there = propose_kam(
-            self.rng, x, chain, self._feature_cov, self._kam_covariance
+            self.rng, x, chain, self._feature_cov, self._kam_covariance, self._whitening()
         )
         info.update(
             kind=_KAM, scale=math.sqrt(chain.nu2_scale.scale), feature_cov=feature_cov_there
         )
         return proposal, log_correction, info
 
-    def _feature_cov(self, x):
+    def _whitening(self) -> Whitening | None:
+        return self.chain.whitening if self.whiten else None
+
+    def _feature_cov(self, u):
+        """``MᵀHM`` at ``u`` (whitened coordinates with ``whiten``)."""
         chain = self.chain
-        return kamh_feature_covariance(x, chain.subsample, chain.kernel)
+        return kamh_feature_covariance(u, chain.subsample, chain.kernel)
+
+    def _white(self, x):
+        whitening = self._whitening()
+        return x if whitening is None else whitening.whiten(x)
 
     def _kam_covariance(self, feature_cov):
         R = self.chain.nu2_scale.scale * feature_cov
@@ -416,7 +434,8 @@ class CKAM(KernelStep):
             # warm start: the random walk starts at the total variance of the last KAM proposal
             total = chain.nu_exp**2 * float(np.sum(chain.sigma_chol**2)) / self.dim
             if total > 0 and math.isfinite(total):
-                chain.rw_scale.log_scale = 0.5 * math.log(total)
+                rw = chain.rw_scale
+                rw.log_scale = min(max(0.5 * math.log(total), rw.min_log_scale), rw.max_log_scale)
         chain.rw_scale.iteration = 0
         if chain.nu2_scale is not None:
             chain.nu2_scale.iteration = 0
@@ -433,6 +452,10 @@ class CKAM(KernelStep):
         """Redraw the sub-sample from the current cycle's history (and the lengthscale, γ)."""
         chain = self.chain
         subsample = chain.history.subsample(self.rng, self.subsample_size, start=chain.cycle_start)
+        whitening = None
+        if self.whiten:
+            whitening = Whitening.from_points(subsample, fallback_variance=chain.rw_scale.scale**2)
+            subsample = whitening.whiten(subsample)
         if self.kernel is None:
             try:
                 kernel = GaussianKernel(median_lengthscale(subsample))
@@ -442,28 +465,33 @@ class CKAM(KernelStep):
                 kernel = chain.kernel
         else:
             kernel = self.kernel
-        spread = smallest_scale(subsample)
-        if not (np.isfinite(spread) and spread > 0):
-            if chain.subsample is None:
-                return
-            spread = chain.gamma_abs / self.gamma
+        if self.whiten:
+            spread = 1.0  # the whitened cycle history has unit scale in every direction
+        else:
+            spread = smallest_scale(subsample)
+            if not (np.isfinite(spread) and spread > 0):
+                if chain.subsample is None:
+                    return
+                spread = chain.gamma_abs / self.gamma
         first_of_cycle = chain.subsample is None
         previous_n = chain.previous_n if first_of_cycle else chain.subsample.shape[0]
         chain.subsample = subsample
         chain.kernel = kernel
+        chain.whitening = whitening
         chain.gamma_abs = self.gamma * spread
-        chain.feature_cov_current = self._feature_cov(x)
+        chain.feature_cov_current = self._feature_cov(self._white(x))
         chain.feature_cov_point = np.array(x, copy=True)
         n = subsample.shape[0]
         if chain.nu2_scale is None:
-            # first KAM phase of the chain: the learned part gets the random walk's variance d s²
+            # first KAM phase of the chain: the learned part gets the total variance of the
+            # optimal random walk (2.38² whitened; d s² with the random walk's s otherwise)
             trace = float(np.trace(chain.feature_cov_current))
-            rw_var = chain.rw_scale.scale**2
-            nu2 = rw_var * self.dim / trace if trace > 0 and np.isfinite(trace) else 1.0
-            chain.nu2_scale = RobbinsMonroScale(math.log(nu2), target=self.target_accept)
+            total = _RW_FACTOR**2 if self.whiten else chain.rw_scale.scale**2 * self.dim
+            nu2 = total / trace if trace > 0 and np.isfinite(trace) else 1.0
+            chain.nu2_scale = RobbinsMonroScale.within(nu2, SCALE_RANGE, target=self.target_accept)
         elif previous_n and previous_n != n:
             # Mᵀ H M grows with n: keep the proposal's scale when the sub-sample size changes
-            chain.nu2_scale.log_scale += math.log(previous_n / n)
+            chain.nu2_scale.rescale(previous_n / n)
 
     def _refresh_jump_covariance(self) -> None:
         """``S = (2.38²/d) Cov(whole history)`` for the warm-restart jumps of this cycle."""
@@ -491,7 +519,7 @@ class CKAM(KernelStep):
         else:
             nu_exp = math.sqrt(chain.nu2_scale.scale)
             if chain.feature_cov_current is None or not np.array_equal(chain.feature_cov_point, x):
-                chain.feature_cov_current = self._feature_cov(x)
+                chain.feature_cov_current = self._feature_cov(self._white(x))
                 chain.feature_cov_point = np.array(x, copy=True)
             sigma = chain.feature_cov_current.copy()
             sigma.flat[:: self.dim + 1] += (chain.gamma_abs / nu_exp) ** 2
@@ -499,7 +527,9 @@ class CKAM(KernelStep):
         chol = cholesky_or_nan(sigma)
         if not np.all(np.isfinite(chol)):
             chol = np.eye(self.dim)
-        chain.sigma_chol = chol
+        whitening = self._whitening() if chain.subsample is not None else None
+        # the frozen proposal N(x, ν_t² Σ) in the model's coordinates: Σ's factor mapped back
+        chain.sigma_chol = chol if whitening is None else whitening.chol @ chol
         # ν₀ from the effective fraction K / T_c so that ν_K = ν_exp exactly
         chain.nu0 = float(ckam_nu0(chain.nu_exp, beta_effective))
 
