@@ -13,8 +13,13 @@ blind).
 The covariance is regularised *relative to each coordinate's own scale*: a correlation matrix
 ``C`` becomes ``(C + ε I) / (1 + ε)`` before the scales are put back, so scales that span many
 orders of magnitude are kept, while a history that is (nearly) degenerate in some direction
-(a chain that has barely moved) cannot produce a singular map. A coordinate that has not moved at
-all takes its variance from ``fallback_variance``.
+(a chain that has barely moved) cannot produce a singular map. ``ε`` shrinks with the number of
+distinct points, ``ε = d / n_distinct``: a covariance estimated from few, autocorrelated states
+underestimates some directions badly (with 20 states in 10 dimensions the smallest eigenvalue
+comes out at a few percent of the truth), proposals along them become tiny, the chain stops
+exploring them, and the next estimate is no better — the feedback that made adaptive Metropolis
+mix with a min bulk ESS of 5 of 3000 draws on a rotated 10-d Gaussian before the shrinkage. A
+coordinate that has not moved at all takes its variance from ``fallback_variance``.
 """
 
 from __future__ import annotations
@@ -26,8 +31,10 @@ import numpy as np
 
 __all__ = ["Whitening"]
 
-#: relative ridge ε added to the history's correlation matrix
+#: smallest relative ridge ε added to the history's correlation matrix
 CORRELATION_RIDGE = 1e-12
+#: shrinkage of the correlation matrix towards the identity: ε ≥ SHRINKAGE × d / (distinct points)
+SHRINKAGE = 1.0
 
 
 @dataclass(frozen=True)
@@ -56,7 +63,7 @@ class Whitening:
 
     @classmethod
     def from_points(
-        cls, points, fallback_variance=1.0, ridge: float = CORRELATION_RIDGE
+        cls, points, fallback_variance=1.0, ridge: float | None = None
     ) -> Whitening:
         """Whitening by the mean and regularised covariance of ``points``.
 
@@ -66,9 +73,10 @@ class Whitening:
             States (repeats allowed), ``n ≥ 1``.
         fallback_variance : float or array_like, shape (d,)
             Variance used for a coordinate whose points do not vary (positive).
-        ridge : float
+        ridge : float, optional
             Relative ridge ``ε ≥ 0`` added to the correlation matrix (raised a hundredfold at a
-            time if the matrix is numerically singular).
+            time if the matrix is numerically singular). Default
+            ``max(1e-12, SHRINKAGE × d / n_distinct)``.
 
         Returns
         -------
@@ -83,6 +91,9 @@ class Whitening:
         fallback = np.broadcast_to(np.asarray(fallback_variance, dtype=float), (dim,))
         if not np.all(np.isfinite(fallback) & (fallback > 0)):
             raise ValueError(f"`fallback_variance` must be positive, got {fallback_variance!r}.")
+        if ridge is None:
+            distinct = len(np.unique(points, axis=0))
+            ridge = max(CORRELATION_RIDGE, SHRINKAGE * dim / distinct)
         if not (math.isfinite(ridge) and ridge >= 0):
             raise ValueError(f"`ridge` must be a non-negative number, got {ridge!r}.")
         mean = points.mean(axis=0)
