@@ -62,9 +62,7 @@ class Whitening:
         return cls(np.zeros(int(dim)), eye, eye.copy())
 
     @classmethod
-    def from_points(
-        cls, points, fallback_variance=1.0, ridge: float | None = None
-    ) -> Whitening:
+    def from_points(cls, points, fallback_variance=1.0, ridge: float | None = None) -> Whitening:
         """Whitening by the mean and regularised covariance of ``points``.
 
         Parameters

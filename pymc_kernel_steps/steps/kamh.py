@@ -25,6 +25,10 @@ __all__ = ["KAMH", "AdaptiveMetropolis"]
 _RW_FACTOR = 2.38
 #: adapted scales stay within this factor of where they started (never collapse to zero)
 SCALE_RANGE = 1e4
+#: candidate multiples of the median-heuristic lengthscale tried during tuning (default kernel)
+LENGTHSCALE_FACTORS = (1.0, 2.0, 4.0, 8.0)
+#: weight of a new squared jump in the candidates' moving averages
+_JUMP_AVERAGE_WEIGHT = 0.02
 
 
 def min_accepted_moves(dim: int) -> int:
@@ -42,6 +46,11 @@ class KAMHChain(ChainState):
     kernel: Kernel | None = None
     gamma_abs: float = math.nan
     whitening: Whitening | None = None  # the kernel acts on u = whitening.whiten(x)
+    candidates: list | None = None  # kernels tried during tuning (default kernel only)
+    candidate_nu2_factors: np.ndarray | None = None  # ν² of candidate k = ν²₀ × factor[k]
+    candidate_jumps: np.ndarray | None = None  # moving average of α ‖u* − u‖² per candidate
+    candidate_counts: np.ndarray | None = None
+    candidate: int = 0  # the candidate in use
     feature_cov_current: np.ndarray | None = None  # Mᵀ H M at feature_cov_point (whitened)
     feature_cov_point: np.ndarray | None = None
 
@@ -69,9 +78,13 @@ class KAMH(KernelStep):
     vars : list of variables, optional
         Continuous variables to sample (default: all free variables of the model).
     kernel : Kernel, optional
-        Default: :class:`~pymc_kernel_steps.core.GaussianKernel` whose lengthscale is set by the
-        median heuristic each time the sub-sample is refreshed during tuning. A kernel you pass is
-        used as given (its lengthscale is not changed).
+        Default: a :class:`~pymc_kernel_steps.core.GaussianKernel` whose lengthscale is chosen
+        during tuning among 1, 2, 4 and 8 times the median heuristic (refreshed with the
+        sub-sample): each tuning iteration uses one candidate at random (with ``ν²`` scaled so
+        that every candidate's learned part has the same total variance), and the candidate with
+        the largest expected squared jump distance is frozen at the end of tuning. Short
+        lengthscales follow curved posteriors; long ones approach adaptive Metropolis, which is
+        better on near-Gaussian ones. A kernel you pass is used as given.
     subsample_size : int
         Number ``n`` of history points in the sub-sample ``z`` (default 500).
     gamma : float
@@ -195,7 +208,17 @@ class KAMH(KernelStep):
     def _nu2(self) -> float:
         if self.fixed_nu2 is not None:
             return self.fixed_nu2
-        return self.chain.nu2_scale.scale
+        chain = self.chain
+        factor = 1.0 if chain.candidates is None else chain.candidate_nu2_factors[chain.candidate]
+        return chain.nu2_scale.scale * factor
+
+    def _use_candidate(self, index: int) -> None:
+        chain = self.chain
+        if chain.candidates is None or index == chain.candidate:
+            return
+        chain.candidate = index
+        chain.kernel = chain.candidates[index]
+        chain.feature_cov_current = None  # cached for another kernel
 
     def _whitening(self) -> Whitening | None:
         return self.chain.whitening if self.whiten else None
@@ -210,10 +233,14 @@ class KAMH(KernelStep):
             scale = chain.rw_scale.scale
             return x + scale * self.rng.standard_normal(self.dim), 0.0, {"random_walk": True}
 
+        if self.tune and chain.candidates is not None:
+            # a mixture of MH moves: the kernel is chosen independently of the state
+            self._use_candidate(int(self.rng.integers(len(chain.candidates))))
         proposal, log_correction, feature_cov_there = propose_kam(
             self.rng, x, chain, self._feature_cov, self._covariance, self._whitening()
         )
-        return proposal, log_correction, {"random_walk": False, "feature_cov": feature_cov_there}
+        info = {"random_walk": False, "feature_cov": feature_cov_there, "proposal": proposal}
+        return proposal, log_correction, info
 
     def _record(self, x_new, accepted, info):
         if accepted and "feature_cov" in info:
@@ -245,8 +272,27 @@ class KAMH(KernelStep):
             return
         if self.fixed_nu2 is None:
             chain.nu2_scale.update(accept_prob)
+        if chain.candidates is not None and self.tune and "proposal" in info:
+            jump = self._white_difference(info["proposal"], x)
+            k = chain.candidate
+            reward = accept_prob * float(jump @ jump) if math.isfinite(accept_prob) else 0.0
+            chain.candidate_jumps[k] += _JUMP_AVERAGE_WEIGHT * (reward - chain.candidate_jumps[k])
+            chain.candidate_counts[k] += 1
         if chain.adaptation_iteration % self.refresh_interval == 0 or not self.tune:
             self._refresh_subsample(x, first=False)
+
+    def _white_difference(self, y, x) -> np.ndarray:
+        """``y − x`` in the kernel's (whitened) coordinates."""
+        difference = np.asarray(y) - np.asarray(x)
+        return difference @ self.chain.whitening.inv_chol.T if self.whiten else difference
+
+    def _on_stop_tuning(self) -> None:
+        """Freeze the candidate kernel with the largest expected squared jump."""
+        chain = self.chain
+        if chain.candidates is None or not chain.candidate_counts.any():
+            return
+        jumps = np.where(chain.candidate_counts > 0, chain.candidate_jumps, -np.inf)
+        self._use_candidate(int(np.argmax(jumps)))
 
     def _refresh_subsample(self, x, first: bool) -> None:
         """Redraw the sub-sample (from the most recent half of the history), the whitening, the
@@ -259,13 +305,19 @@ class KAMH(KernelStep):
             subsample = whitening.whiten(subsample)
         else:
             whitening = chain.whitening
+        candidates = None
         if self.kernel is None:
             try:
-                kernel = GaussianKernel(median_lengthscale(subsample))
+                base = median_lengthscale(subsample)
             except ValueError:  # degenerate history (e.g. a stuck chain): keep what we have
                 if chain.kernel is None:
                     return
-                kernel = chain.kernel
+                base = None
+            if base is not None:
+                candidates = [GaussianKernel(f * base) for f in LENGTHSCALE_FACTORS]
+                kernel = candidates[chain.candidate]
+            else:
+                kernel, candidates = chain.kernel, chain.candidates
         else:
             kernel = self.kernel
         if self.whiten:
@@ -281,12 +333,27 @@ class KAMH(KernelStep):
         chain.kernel = kernel
         chain.whitening = whitening
         chain.gamma_abs = self.gamma * spread
-        chain.feature_cov_current = self._feature_cov(whitening.whiten(x))
+        u = whitening.whiten(x)
+        chain.feature_cov_current = self._feature_cov(u)
         chain.feature_cov_point = np.array(x, copy=True)
+        base_trace = float(np.trace(chain.feature_cov_current))
+        if candidates is not None:
+            # every candidate's learned part gets the same total variance at x: ν²_k = ν²₀ τ₀/τ_k
+            traces = np.array(
+                [np.trace(kamh_feature_covariance(u, subsample, k)) for k in candidates]
+            )
+            base_trace = float(traces[0])
+            factors = base_trace / traces
+            good = np.isfinite(factors) & (factors > 0)
+            chain.candidate_nu2_factors = np.where(good, factors, 1.0)
+            chain.candidates = candidates
+            if chain.candidate_jumps is None:
+                chain.candidate_jumps = np.zeros(len(candidates))
+                chain.candidate_counts = np.zeros(len(candidates), dtype=np.int64)
         if first:
             # Start ν² where the learned part has the total variance of the optimal random walk
             # (2.38² in whitened units, d s² with the random-walk phase's s otherwise).
-            trace = float(np.trace(chain.feature_cov_current))
+            trace = base_trace
             total = _RW_FACTOR**2 if self.whiten else chain.rw_scale.scale**2 * self.dim
             nu2 = total / trace if trace > 0 and np.isfinite(trace) else 1.0
             chain.nu2_scale = RobbinsMonroScale.within(nu2, SCALE_RANGE, target=self.target_accept)

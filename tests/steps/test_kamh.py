@@ -61,6 +61,7 @@ def test_kamh_detailed_balance_with_frozen_adaptation(whiten):
     step._refresh_subsample(CORRELATED_MEAN, first=True)
     whitening = Whitening.from_points(Z[:30]) if whiten else Whitening.identity(4)
     chain.whitening = whitening
+    chain.candidates = None  # a fixed kernel (the tuning mixture over lengthscales is off)
     chain.subsample = whitening.whiten(Z)
     chain.kernel = GaussianKernel(1.3)
     chain.feature_cov_current = None
@@ -135,6 +136,28 @@ def test_whitened_kamh_is_affine_invariant(step_class, monkeypatch):
     x, y = history[0], history[1]
     q_raw = _log_proposal_density(raw, A @ x + c, A @ y + c)
     assert abs(q_raw - (_log_proposal_density(step, x, y) - log_jacobian)) > 1e-3
+
+
+def test_lengthscale_chosen_during_tuning_then_frozen():
+    """The default kernel tries its lengthscale candidates during tuning, each with ν² scaled to
+    the same total variance, and keeps the one with the largest squared jump afterwards."""
+    with correlated_gaussian_model():
+        step = KAMH()
+        idata = pm.sample(
+            step=step, tune=800, draws=300, chains=1, cores=1, random_seed=3,
+            discard_tuned_samples=False, progressbar=False, compute_convergence_checks=False,
+        )  # fmt: skip
+    chain = step.chain
+    warm = idata.warmup_sample_stats.lengthscale.values[0]
+    tried = np.unique(np.round(warm[~np.isnan(warm)] / chain.candidates[0].lengthscale, 6))
+    assert len(np.unique(warm[~np.isnan(warm)])) > 4  # several candidates, refreshed bases
+    assert tried.size > 1
+    drawn = idata.sample_stats.lengthscale.values[0]
+    assert np.unique(drawn).size == 1
+    jumps = np.where(chain.candidate_counts > 0, chain.candidate_jumps, -np.inf)
+    assert drawn[0] == chain.candidates[int(np.argmax(jumps))].lengthscale
+    # ν² of candidate k is ν²₀ τ₀/τ_k: the factors are positive and the base candidate's is 1
+    assert chain.candidate_nu2_factors[0] == 1.0 and np.all(chain.candidate_nu2_factors > 0)
 
 
 def test_competence():

@@ -24,19 +24,24 @@ SCRIPT = textwrap.dedent(
     import pymc_kernel_steps as pks
     from pymc_kernel_steps.targets import banana_model
 
-    logging.getLogger("pymc").setLevel(logging.ERROR)
-    warnings.simplefilter("ignore")
-    out, cores, mp_ctx = sys.argv[1], int(sys.argv[2]), sys.argv[3] or None
-    arrays = {}
-    for name in ("KAMH", "AdaptiveMetropolis", "KMCLite", "KMCFinite", "CKAM"):
-        with banana_model(4, black_box=False):
-            idata = pm.sample(
-                step=getattr(pks, name)(), tune=400, draws=200, chains=2, cores=cores,
-                random_seed=11, progressbar=False, compute_convergence_checks=False,
-                mp_ctx=mp_ctx,
-            )
-        arrays[name] = idata.posterior["x"].values
-    np.savez(out, **arrays)
+
+    def main(out, cores, mp_ctx):
+        logging.getLogger("pymc").setLevel(logging.ERROR)
+        warnings.simplefilter("ignore")
+        arrays = {}
+        for name in ("KAMH", "AdaptiveMetropolis", "KMCLite", "KMCFinite", "CKAM"):
+            with banana_model(4, black_box=False):
+                idata = pm.sample(
+                    step=getattr(pks, name)(), tune=400, draws=200, chains=2, cores=cores,
+                    random_seed=11, progressbar=False, compute_convergence_checks=False,
+                    mp_ctx=mp_ctx,
+                )
+            arrays[name] = idata.posterior["x"].values
+        np.savez(out, **arrays)
+
+
+    if __name__ == "__main__":  # spawned workers import this file
+        main(sys.argv[1], int(sys.argv[2]), sys.argv[3] or None)
     """
 )
 
@@ -59,7 +64,11 @@ def _run(tmp_path, tag, cores, env_extra=None, mp_ctx=""):
 
 def _busy_process():
     return subprocess.Popen(
-        [sys.executable, "-c", "import time\nend = time.time() + 600\nwhile time.time() < end: pass"]
+        [
+            sys.executable,
+            "-c",
+            "import time\nend = time.time() + 600\nwhile time.time() < end: pass",
+        ]
     )
 
 
