@@ -1,6 +1,7 @@
 """Numeric core: kernels, score matching, proposals, integrators, adaptation. Never imports PyMC."""
 
 from .adaptation import (
+    CoordinateScales,
     DualAveraging,
     JumpDistanceStepSize,
     RobbinsMonroScale,
@@ -42,6 +43,7 @@ from .whitening import Whitening
 
 __all__ = [
     "ChainHistory",
+    "CoordinateScales",
     "DualAveraging",
     "FiniteScoreEstimator",
     "GaussianKernel",

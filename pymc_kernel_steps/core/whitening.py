@@ -62,7 +62,9 @@ class Whitening:
         return cls(np.zeros(int(dim)), eye, eye.copy())
 
     @classmethod
-    def from_points(cls, points, fallback_variance=1.0, ridge: float | None = None) -> Whitening:
+    def from_points(
+        cls, points, fallback_variance=1.0, ridge: float | None = None, min_variance=None
+    ) -> Whitening:
         """Whitening by the mean and regularised covariance of ``points``.
 
         Parameters
@@ -71,6 +73,10 @@ class Whitening:
             States (repeats allowed), ``n ≥ 1``.
         fallback_variance : float or array_like, shape (d,)
             Variance used for a coordinate whose points do not vary (positive).
+        min_variance : float or array_like, shape (d,), optional
+            Lower bound of each coordinate's variance (e.g. from coordinate-wise random-walk
+            scales), so that a direction the history has barely explored is not whitened to
+            the history's small spread.
         ridge : float, optional
             Relative ridge ``ε ≥ 0`` added to the correlation matrix (raised a hundredfold at a
             time if the matrix is numerically singular). Default
@@ -99,8 +105,12 @@ class Whitening:
         cov = centred.T @ centred / points.shape[0]
         variance = np.diag(cov).copy()
         moved = variance > 1e-300
-        sd = np.sqrt(np.where(moved, variance, fallback))
-        correlation = np.where(np.outer(moved, moved), cov / np.outer(sd, sd), 0.0)
+        history_sd = np.sqrt(np.where(moved, variance, fallback))
+        correlation = np.where(np.outer(moved, moved), cov / np.outer(history_sd, history_sd), 0.0)
+        sd = history_sd
+        if min_variance is not None:
+            floor = np.broadcast_to(np.asarray(min_variance, dtype=float), (dim,))
+            sd = np.sqrt(np.maximum(history_sd**2, np.where(np.isfinite(floor), floor, 0.0)))
         np.fill_diagonal(correlation, 1.0)
         chol_corr = None
         while chol_corr is None:  # a larger ridge where rounding leaves the matrix indefinite

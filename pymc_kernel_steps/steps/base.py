@@ -25,7 +25,7 @@ from pymc.vartypes import discrete_types
 from rich.progress import TextColumn
 from rich.table import Column
 
-from ..core.adaptation import adaptation_probability
+from ..core.adaptation import CoordinateScales, adaptation_probability
 from ..core.history import ChainHistory
 from ._threads import single_threaded_blas
 
@@ -87,6 +87,7 @@ class ChainState:
     longest_rejection_run_end: int = 0
     degenerate_proposals: int = 0
     nan_log_densities: int = 0
+    coordinate_scales: CoordinateScales | None = None
 
 
 @dataclass_state
@@ -212,6 +213,45 @@ class KernelStep(ArrayStepShared):
 
     def _new_chain(self) -> ChainState:
         return ChainState(history=ChainHistory(self.dim))
+
+    # ------------------------------------------------------------------ coordinate-wise moves
+    #: share of tuning iterations spent on single-coordinate moves, before and after the
+    #: learned proposal starts (subclasses that use them call :meth:`_maybe_coordinate_move`)
+    coordinate_share_early: ClassVar[float] = 0.5
+    coordinate_share_late: ClassVar[float] = 0.1
+
+    def _maybe_coordinate_move(self, x, learned: bool):
+        """During tuning, with some probability, a single-coordinate random-walk move (an exact
+        MH move) whose acceptance tunes that coordinate's scale; None otherwise."""
+        if not self.tune:
+            return None
+        share = self.coordinate_share_late if learned else self.coordinate_share_early
+        if self.rng.uniform() >= share:
+            return None
+        chain = self.chain
+        if chain.coordinate_scales is None:
+            chain.coordinate_scales = CoordinateScales(self.dim, 2.38 / math.sqrt(self.dim))
+        proposal, coordinate = chain.coordinate_scales.propose(self.rng, x)
+        info = {
+            "coordinate": coordinate,
+            "random_walk": True,
+            "surrogate": False,
+            "n_steps": 0,
+            "step_size": math.nan,
+        }
+        return proposal, 0.0, info
+
+    def _adapt_coordinate(self, info, accept_prob) -> bool:
+        """Tune the scale of a coordinate move; True if this iteration was one."""
+        coordinate = info.get("coordinate")
+        if coordinate is None:
+            return False
+        self.chain.coordinate_scales.update(coordinate, accept_prob)
+        return True
+
+    def _variance_floor(self):
+        scales = self.chain.coordinate_scales
+        return None if scales is None else scales.variance_floor()
 
     # ------------------------------------------------------------------ log density
     def _evaluate_logp(self, x: np.ndarray, point_map_info=None) -> float:

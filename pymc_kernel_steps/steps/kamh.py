@@ -229,6 +229,9 @@ class KAMH(KernelStep):
 
     def _propose(self, x):
         chain = self.chain
+        coordinate_move = self._maybe_coordinate_move(x, learned=chain.subsample is not None)
+        if coordinate_move is not None:
+            return coordinate_move
         if chain.subsample is None:
             scale = chain.rw_scale.scale
             return x + scale * self.rng.standard_normal(self.dim), 0.0, {"random_walk": True}
@@ -263,14 +266,16 @@ class KAMH(KernelStep):
     # ------------------------------------------------------------------ adaptation
     def _adapt(self, x, accept_prob, info):
         chain = self.chain
+        coordinate_move = self._adapt_coordinate(info, accept_prob)
         if chain.subsample is None:
-            chain.rw_scale.update(accept_prob)
+            if not coordinate_move:
+                chain.rw_scale.update(accept_prob)
             if len(
                 chain.history
             ) >= self.min_history and chain.accepted_moves >= min_accepted_moves(self.dim):
                 self._refresh_subsample(x, first=True)
             return
-        if self.fixed_nu2 is None:
+        if self.fixed_nu2 is None and not coordinate_move:
             chain.nu2_scale.update(accept_prob)
         if chain.candidates is not None and self.tune and "proposal" in info:
             jump = self._white_difference(info["proposal"], x)
@@ -301,7 +306,11 @@ class KAMH(KernelStep):
         history = chain.history
         subsample = history.subsample(self.rng, self.subsample_size, start=len(history) // 2)
         if self.whiten:
-            whitening = Whitening.from_points(subsample, fallback_variance=chain.rw_scale.scale**2)
+            whitening = Whitening.from_points(
+                subsample,
+                fallback_variance=chain.rw_scale.scale**2,
+                min_variance=self._variance_floor(),
+            )
             subsample = whitening.whiten(subsample)
         else:
             whitening = chain.whitening

@@ -172,6 +172,9 @@ class _KMC(KernelStep):
     # ------------------------------------------------------------------ transition
     def _propose(self, x):
         chain = self.chain
+        coordinate_move = self._maybe_coordinate_move(x, learned=chain.surrogate is not None)
+        if coordinate_move is not None:
+            return coordinate_move
         if chain.surrogate is None or self.rng.uniform() < self.random_walk_probability:
             step = chain.rw_scale.scale * self.rng.standard_normal(self.dim)
             proposal = x + chain.rw_whitening.chol @ step
@@ -239,13 +242,16 @@ class _KMC(KernelStep):
         chain = self.chain
         if chain.accepted_moves >= min_accepted_moves(self.dim):
             chain.rw_whitening = Whitening.from_points(
-                self._recent_history(), fallback_variance=chain.rw_scale.scale**2
+                self._recent_history(),
+                fallback_variance=chain.rw_scale.scale**2,
+                min_variance=self._variance_floor(),
             )
 
     # ------------------------------------------------------------------ adaptation
     def _adapt(self, x, accept_prob, info):
         chain = self.chain
-        if not info["surrogate"]:
+        coordinate_move = self._adapt_coordinate(info, accept_prob)
+        if not info["surrogate"] and not coordinate_move:
             chain.rw_scale.update(accept_prob)
         if chain.surrogate is None:
             if len(chain.history) % 50 == 0:

@@ -62,11 +62,11 @@ def test_sampling_scales_follow_the_cosine_schedule_and_start_at_nu_exp():
     # and the first sampling proposal N(x, ν_K² Σ) is the KAM proposal at the phase change
     x = trace[-1][0]
     sigma = chain.sigma_chol @ chain.sigma_chol.T
-    # (in the model's coordinates: the whitened KAM covariance mapped back, L R(u) Lᵀ)
-    whitening = chain.whitening
-    kam = chain.nu2_scale.scale * step._feature_cov(whitening.whiten(x))
+    # (with whitening: the whitened KAM covariance mapped back, L R(u) Lᵀ)
+    kam = chain.nu2_scale.scale * step._feature_cov(step._white(x))
     kam.flat[:: step.dim + 1] += chain.gamma_abs**2
-    kam = whitening.chol @ kam @ whitening.chol.T
+    if step.whiten:
+        kam = chain.whitening.chol @ kam @ chain.whitening.chol.T
     np.testing.assert_allclose(chain.nu_exp**2 * sigma, kam, rtol=1e-10, atol=1e-12)
 
     nu0 = chain.nu0

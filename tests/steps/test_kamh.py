@@ -62,6 +62,7 @@ def test_kamh_detailed_balance_with_frozen_adaptation(whiten):
     whitening = Whitening.from_points(Z[:30]) if whiten else Whitening.identity(4)
     chain.whitening = whitening
     chain.candidates = None  # a fixed kernel (the tuning mixture over lengthscales is off)
+    step.tune = False  # and no coordinate-wise tuning moves
     chain.subsample = whitening.whiten(Z)
     chain.kernel = GaussianKernel(1.3)
     chain.feature_cov_current = None
