@@ -76,6 +76,14 @@ class RobbinsMonroScale:
         """Whether the scale sits at one of its bounds."""
         return self.log_scale in (self.min_log_scale, self.max_log_scale)
 
+    def recentre(self, scale: float, factor: float) -> None:
+        """Bounds ``[scale / factor, scale × factor]`` around a new natural scale (the current
+        value is clipped into them)."""
+        log_scale, log_factor = math.log(scale), math.log(factor)
+        self.min_log_scale = log_scale - log_factor
+        self.max_log_scale = log_scale + log_factor
+        self.log_scale = min(max(self.log_scale, self.min_log_scale), self.max_log_scale)
+
     def rescale(self, factor: float) -> None:
         """Multiply the scale (and its bounds) by ``factor``."""
         shift = math.log(factor)
@@ -282,8 +290,14 @@ class CoordinateScales:
         self.log_scales[coordinate] = min(max(value, self.min_log_scale), self.max_log_scale)
         self.counts[coordinate] += 1
 
+    #: the floor is this fraction of the implied standard deviation: it is there to rescue
+    #: coordinates the history under-explores by orders of magnitude, not to fine-tune, and a
+    #: scale still converging from above overestimates
+    FLOOR_SHARE = 1.0 / 3.0
+
     def variance_floor(self):
-        """Per-coordinate variance implied by the tuned scales, ``(scale / 2.4)²``, for the
-        coordinates that have been tuned (0 for the others)."""
-        floor = (np.exp(self.log_scales) / self.SCALE_PER_SD) ** 2
+        """A lower bound of each coordinate's variance from the tuned scales,
+        ``(scale / 2.4 / 3)²``, for the coordinates tuned at least 10 times (0 for the
+        others)."""
+        floor = (self.FLOOR_SHARE * np.exp(self.log_scales) / self.SCALE_PER_SD) ** 2
         return np.where(self.counts >= 10, floor, 0.0)

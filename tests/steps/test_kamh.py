@@ -157,8 +157,10 @@ def test_lengthscale_chosen_during_tuning_then_frozen():
     assert np.unique(drawn).size == 1
     jumps = np.where(chain.candidate_counts > 0, chain.candidate_jumps, -np.inf)
     assert drawn[0] == chain.candidates[int(np.argmax(jumps))].lengthscale
-    # ν² of candidate k is ν²₀ τ₀/τ_k: the factors are positive and the base candidate's is 1
-    assert chain.candidate_nu2_factors[0] == 1.0 and np.all(chain.candidate_nu2_factors > 0)
+    # each candidate has its own ν², and the one in use after tuning is the chosen one's
+    assert len(chain.candidate_nu2_scales) == len(chain.candidates)
+    assert chain.nu2_scale is chain.candidate_nu2_scales[chain.candidate]
+    assert np.unique(idata.sample_stats.nu2.values).size == 1
 
 
 def test_competence():
