@@ -43,6 +43,8 @@ __all__ = [
 STUCK_RUN = 200
 #: share of iterations with degenerate (unevaluated) or NaN proposals that earns a warning
 WARN_SHARE = 0.01
+#: acceptance rate after tuning below which a chain is reported (over at least STUCK_RUN draws)
+LOW_ACCEPTANCE = 0.02
 
 
 class LogDensityError(RuntimeError):
@@ -87,6 +89,8 @@ class ChainState:
     longest_rejection_run_end: int = 0
     degenerate_proposals: int = 0
     nan_log_densities: int = 0
+    draws_done: int = 0
+    draws_accepted: int = 0
     coordinate_scales: CoordinateScales | None = None
 
 
@@ -402,6 +406,9 @@ class KernelStep(ArrayStepShared):
         chain = self.chain
         chain.rejection_run = 0 if accepted else chain.rejection_run + 1
         chain.accepted_moves += accepted
+        if not self.tune:
+            chain.draws_done += 1
+            chain.draws_accepted += accepted
         if chain.rejection_run > chain.longest_rejection_run:
             chain.longest_rejection_run = chain.rejection_run
             chain.longest_rejection_run_end = chain.iteration
@@ -422,6 +429,14 @@ class KernelStep(ArrayStepShared):
             problems.append(
                 f"no proposal was accepted in {chain.longest_rejection_run} consecutive "
                 f"iterations ({start} to {chain.longest_rejection_run_end} of {total})"
+            )
+        if (
+            chain.draws_done >= STUCK_RUN
+            and chain.draws_accepted < LOW_ACCEPTANCE * chain.draws_done
+        ):
+            problems.append(
+                f"only {chain.draws_accepted} of {chain.draws_done} proposals after tuning were "
+                "accepted"
             )
         if chain.degenerate_proposals > WARN_SHARE * total:
             problems.append(
