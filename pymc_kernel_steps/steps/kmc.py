@@ -92,7 +92,14 @@ class _KMC(KernelStep):
         rng=None,
         blocked: bool = True,
     ):
-        low, high = (n_steps, n_steps) if np.isscalar(n_steps) else tuple(n_steps)
+        if np.isscalar(n_steps):
+            low, high = n_steps, n_steps
+        elif isinstance(n_steps, tuple | list) and len(n_steps) == 2:
+            low, high = n_steps
+        else:
+            raise ValueError(
+                f"`n_steps` must be an integer or a (low, high) pair of integers, got {n_steps!r}."
+            )
         for name, value in (("n_steps", low), ("n_steps", high)):
             require_int(name, value, minimum=1)
         if high < low:

@@ -208,6 +208,7 @@ def test_pickle_round_trip_steps_identically(kmc_class):
     [
         ({"n_steps": 0}, "n_steps"),
         ({"n_steps": (5, 2)}, "n_steps"),
+        ({"n_steps": (1, 2, 3)}, "n_steps"),
         ({"step_size": -0.1}, "step_size"),
         ({"step_size_adaptation": "newton"}, "step_size_adaptation"),
         ({"target_accept": 1.0}, "target_accept"),
