@@ -1,0 +1,89 @@
+"""Lotka–Volterra black box (fixed-step RK4, tests/helpers.py): convergence and where the model is
+evaluated, 4 chains × (tune + draws), one process so that every evaluation point is recorded.
+
+Prints per sampler: max R-hat, whether the true (α, β, γ, δ) lie in the 99 % intervals, the share
+of evaluations more than 10 prior standard deviations (of the log parameters) from the prior
+mean, acceptance and wall time.
+
+``python benchmarks/ode_check.py KAMH AdaptiveMetropolis KMCLite KMCFinite [--tune 2000]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import arviz as az  # noqa: E402
+import pymc as pm  # noqa: E402
+
+import pymc_kernel_steps as pks  # noqa: E402
+from tests import helpers  # noqa: E402
+
+PRIOR_LOG_MEAN = np.log([1.0, 0.05, 1.0, 0.05, 0.3])
+PRIOR_LOG_SD = 0.5
+NAMES = ["alpha", "beta", "gamma", "delta", "sigma"]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("samplers", nargs="+")
+    parser.add_argument("--tune", type=int, default=2000)
+    parser.add_argument("--draws", type=int, default=2000)
+    parser.add_argument("--seed", type=int, default=4)
+    args = parser.parse_args()
+    logging.getLogger("pymc").setLevel(logging.ERROR)
+    warnings.simplefilter("ignore")
+    loglik = helpers.lotka_volterra_loglik
+    print("| sampler | max R-hat | truth in 99 % intervals | evals > 10 prior sd | accept | s |")
+    print("|:--|--:|:--|--:|--:|--:|")
+    for name in args.samplers:
+        points = []
+
+        def recording(theta, points=points):
+            points.append(np.array(theta, copy=True))
+            return loglik(theta)
+
+        helpers.lotka_volterra_loglik = recording
+        try:
+            with helpers.lotka_volterra_model():
+                cls = getattr(pks, name, None) or getattr(pm, name)
+                start = time.perf_counter()
+                idata = pm.sample(
+                    step=cls(), tune=args.tune, draws=args.draws, chains=4, cores=1,
+                    random_seed=args.seed, progressbar=False, compute_convergence_checks=False,
+                )  # fmt: skip
+                seconds = time.perf_counter() - start
+        finally:
+            helpers.lotka_volterra_loglik = loglik
+        rhat = float(max(az.rhat(idata)[v].values.max() for v in NAMES))
+        covered = []
+        for i, v in enumerate(NAMES[:4]):
+            low, high = np.quantile(idata.posterior[v].values, [0.005, 0.995])
+            covered.append(low <= helpers.LV_TRUE[i] <= high)
+        theta = np.array(points)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            z = np.abs((np.log(theta) - PRIOR_LOG_MEAN) / PRIOR_LOG_SD)
+        far = float(np.mean(np.any(~(z <= 10), axis=1)))
+        accept = (
+            float(idata.sample_stats.accepted.mean())
+            if "accepted" in idata.sample_stats
+            else np.nan
+        )
+        print(
+            f"| {name} | {rhat:.3f} | {'all' if all(covered) else covered} | {100 * far:.2f} % | "
+            f"{accept:.2f} | {seconds:.0f} |",
+            flush=True,
+        )
+
+
+if __name__ == "__main__":
+    main()
