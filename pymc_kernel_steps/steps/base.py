@@ -8,6 +8,7 @@ It compiles the model's log density for the step's block once, evaluates it once
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -45,6 +46,21 @@ STUCK_RUN = 200
 WARN_SHARE = 0.01
 #: acceptance rate after tuning below which a chain is reported (over at least STUCK_RUN draws)
 LOW_ACCEPTANCE = 0.02
+
+
+def _sampling_chain_index() -> int | None:
+    """The index of the chain PyMC is sampling, read from its sampling loop's frame (best
+    effort, for error messages: PyMC does not tell a step which chain it runs)."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        module = frame.f_globals.get("__name__", "")
+        if module.startswith("pymc.sampling"):
+            owner = frame.f_locals.get("self")
+            for candidate in (frame.f_locals.get("chain"), getattr(owner, "chain", None)):
+                if isinstance(candidate, int | np.integer) and not isinstance(candidate, bool):
+                    return int(candidate)
+        frame = frame.f_back
+    return None
 
 
 class LogDensityError(RuntimeError):
@@ -285,8 +301,10 @@ class KernelStep(ArrayStepShared):
             shown = {k: np.asarray(v).tolist() for k, v in point.items()}
         else:
             shown = np.asarray(x).tolist()
+        index = _sampling_chain_index()
+        which = "the chain" if index is None else f"chain {index}"
         return (
-            f"{type(self).__name__}, iteration {chain.iteration} of the chain ({phase}), "
+            f"{type(self).__name__}, iteration {chain.iteration} of {which} ({phase}), "
             f"at the point {shown}"
         )
 

@@ -55,7 +55,8 @@ def test_exception_in_log_density_names_step_iteration_and_point(step_class):
         _sample(_model(raise_beyond_two), step_class, tune=2000, draws=2000)
     message = str(info.value)
     assert step_class.__name__ in message
-    assert "iteration" in message and "at the point {'x': [" in message
+    assert "iteration" in message and "of chain 0" in message
+    assert "at the point {'x': [" in message
     assert "UserBug: solver diverged" in message
     assert isinstance(info.value.__cause__, UserBug)
     point = np.array(eval(message.split("at the point ")[1].split("}")[0] + "}")["x"])
@@ -163,3 +164,15 @@ def test_no_silent_collapse_on_a_black_box_ode(step_class, tune, caplog):
         for i, name in enumerate(["alpha", "beta", "gamma", "delta"]):
             draws = idata.posterior[name].values[moving]
             assert abs(np.median(draws) / LV_TRUE[i] - 1) < 0.3, name
+
+
+def test_exception_under_parallel_chains_names_the_chain():
+    """With cores=2 PyMC wraps the error in its ParallelSamplingError; ours is the cause."""
+    from pymc.sampling.parallel import ParallelSamplingError
+
+    with pytest.raises(ParallelSamplingError) as info:
+        with _model(raise_beyond_two):
+            pm.sample(step=KAMH(), tune=2000, draws=2000, chains=2, cores=2, random_seed=3, **QUIET)
+    assert isinstance(info.value.__cause__, LogDensityError)
+    assert "of chain" in str(info.value.__cause__)
+    assert "UserBug: solver diverged" in str(info.value)
