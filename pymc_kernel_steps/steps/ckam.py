@@ -28,7 +28,6 @@ from ..core.kernels import GaussianKernel, Kernel, median_lengthscale
 from ..core.proposals import (
     cholesky_or_nan,
     kamh_feature_covariance,
-    smallest_scale,
 )
 from ..core.schedules import (
     ckam_nu0,
@@ -37,7 +36,7 @@ from ..core.schedules import (
 )
 from ..core.whitening import Whitening
 from .base import ChainState, KernelStep, require_bool, require_int, require_positive
-from .kamh import SCALE_RANGE, propose_kam
+from .kamh import SCALE_RANGE, gamma_reference_scale, propose_kam
 
 __all__ = ["CKAM", "default_cycle_length", "sampling_phase"]
 
@@ -467,14 +466,9 @@ class CKAM(KernelStep):
                 kernel = chain.kernel
         else:
             kernel = self.kernel
-        if self.whiten:
-            spread = 1.0  # the whitened cycle history has unit scale in every direction
-        else:
-            spread = smallest_scale(subsample)
-            if not (np.isfinite(spread) and spread > 0):
-                if chain.subsample is None:
-                    return
-                spread = chain.gamma_abs / self.gamma
+        spread = gamma_reference_scale(subsample, self.whiten, chain, self.gamma)
+        if spread is None:
+            return
         first_of_cycle = chain.subsample is None
         previous_n = chain.previous_n if first_of_cycle else chain.subsample.shape[0]
         chain.subsample = subsample

@@ -355,14 +355,9 @@ class KAMH(KernelStep):
                 kernel, candidates = chain.kernel, chain.candidates
         else:
             kernel = self.kernel
-        if self.whiten:
-            spread = 1.0  # the whitened history has unit scale in every direction
-        else:
-            spread = smallest_scale(subsample)
-            if not (np.isfinite(spread) and spread > 0):
-                if chain.subsample is None:
-                    return
-                spread = chain.gamma_abs / self.gamma
+        spread = gamma_reference_scale(subsample, self.whiten, chain, self.gamma)
+        if spread is None:
+            return
         previous_n = 0 if chain.subsample is None else chain.subsample.shape[0]
         chain.subsample = subsample
         chain.kernel = kernel
@@ -419,6 +414,18 @@ class AdaptiveMetropolis(KAMH):
         if "kernel" in kwargs:
             raise TypeError("AdaptiveMetropolis always uses a linear kernel; use KAMH(kernel=...).")
         super().__init__(vars, kernel=LinearKernel(), **kwargs)
+
+
+def gamma_reference_scale(subsample, whitened: bool, chain, gamma: float) -> float | None:
+    """The scale ``γ`` is relative to: 1 for a whitened sub-sample, else the square root of the
+    smallest eigenvalue of its covariance (the previous value if that is degenerate; None if
+    there is none yet). Shared by KAMH and CKAM."""
+    if whitened:
+        return 1.0  # the whitened history has unit scale in every direction
+    spread = smallest_scale(subsample)
+    if np.isfinite(spread) and spread > 0:
+        return spread
+    return None if chain.subsample is None else chain.gamma_abs / gamma
 
 
 def propose_kam(rng, x, chain, feature_cov_of, covariance_of, whitening=None):
