@@ -43,6 +43,7 @@ import pymc as pm
 import pytensor
 import pytensor.tensor as pt
 import scipy.linalg
+from scipy.linalg.blas import dsyrk
 from scipy.special import expit, logsumexp
 
 from ._data import rdataset, standardise
@@ -93,19 +94,25 @@ def _log_lik(f, y):
     return -np.sum(np.logaddexp(0.0, -yf), axis=0)
 
 
+def _precision_cholesky(L, f):
+    """Lower Cholesky factor of ``P = I + Lᵀ W L`` with ``W = diag(σ(f)(1 − σ(f)))``."""
+    p = expit(f)
+    A = np.sqrt(p * (1.0 - p))[:, None] * L
+    P = dsyrk(1.0, A, trans=1, lower=1)  # lower triangle of AᵀA: half the flops of A.T @ A
+    P[np.diag_indices_from(P)] += 1.0
+    return scipy.linalg.cholesky(P, lower=True, overwrite_a=True, check_finite=False)
+
+
 def _laplace_whitened(L, y, tol=1e-10, max_iter=100):
     """Mode ``â`` and the Cholesky factor of ``P = I + Lᵀ W L`` at the mode."""
     n = L.shape[0]
     a = np.zeros(n)
     f = np.zeros(n)
     objective = _log_lik(f, y)
-    eye = np.eye(n)
     for _ in range(max_iter):
-        p = expit(f)
-        grad = L.T @ ((y + 1.0) / 2.0 - p) - a
-        A = np.sqrt(p * (1.0 - p))[:, None] * L
-        Lp = np.linalg.cholesky(eye + A.T @ A)
-        step = scipy.linalg.cho_solve((Lp, True), grad)
+        grad = L.T @ ((y + 1.0) / 2.0 - expit(f)) - a
+        Lp = _precision_cholesky(L, f)
+        step = scipy.linalg.cho_solve((Lp, True), grad, check_finite=False)
         decrement = float(grad @ step)
         if decrement < tol:
             return a, f, Lp
@@ -118,9 +125,7 @@ def _laplace_whitened(L, y, tol=1e-10, max_iter=100):
                 break
             t *= 0.5
         a, f, objective = a_new, f_new, obj_new
-    p = expit(f)
-    A = np.sqrt(p * (1.0 - p))[:, None] * L
-    return a, f, np.linalg.cholesky(eye + A.T @ A)
+    return a, f, _precision_cholesky(L, f)
 
 
 def gp_classification_laplace(theta, X, y, jitter: float = 1e-3):
