@@ -72,6 +72,15 @@ def _dispersed_starts(model, var_name, chains, rng):
     raise RuntimeError(f"no finite starting points for {var_name}")
 
 
+def _abc_starts(chains, rng):
+    from pymc_kernel_steps.targets import skew_normal_abc_data
+
+    y, _, alpha = skew_normal_abc_data()
+    delta = alpha / np.sqrt(1.0 + alpha @ alpha)
+    centre = y.mean(0) - np.sqrt(2.0 / np.pi) * delta
+    return [{"theta": centre + rng.standard_normal(centre.size)} for _ in range(chains)]
+
+
 def run(name: str, chains: int, tune: int | None, draws: int | None, seed: int) -> dict:
     target = TARGETS[name]
     sampler, default_tune, default_draws = DEFAULTS[name]
@@ -98,7 +107,10 @@ def run(name: str, chains: int, tune: int | None, draws: int | None, seed: int) 
             evaluations = int(np.asarray(idata.sample_stats["n_steps"]).sum())
         else:
             model = target.build()
-            starts = _dispersed_starts(model, target.var_name, chains, rng)
+            if name == "abc":
+                starts = _abc_starts(chains, rng)
+            else:
+                starts = _dispersed_starts(model, target.var_name, chains, rng)
             [op] = counting_ops(model)
             op.reset()
             with model:

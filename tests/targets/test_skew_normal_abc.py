@@ -94,3 +94,27 @@ def test_bad_input_is_rejected():
         T.skew_normal_abc_log_likelihood_estimate(np.zeros(3), np.zeros((1, 1, 3)), 0, alpha, 1)
     with pytest.raises(ValueError, match="epsilon"):
         T.skew_normal_abc_log_likelihood_estimate(np.zeros(3), np.zeros((1, 1, 4)), 0, alpha, 0)
+
+
+@pytest.mark.slow
+def test_parallel_pseudo_marginal_sampling_is_reproducible():
+    import pymc as pm
+
+    from pymc_kernel_steps import AdaptiveMetropolis
+
+    draws = []
+    for _ in range(2):
+        with T.skew_normal_abc_model(dim=2, n_obs=2, n_sim=2, skewness=1.0):
+            idata = pm.sample(
+                step=AdaptiveMetropolis(),
+                tune=50,
+                draws=50,
+                chains=2,
+                cores=2,
+                random_seed=7,
+                progressbar=False,
+                compute_convergence_checks=False,
+            )
+        draws.append(np.asarray(idata.posterior["theta"].values))
+    np.testing.assert_array_equal(draws[0], draws[1])
+    assert np.unique(draws[0][0, :, 0]).size > 5
