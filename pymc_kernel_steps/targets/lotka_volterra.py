@@ -15,7 +15,9 @@ Robustness
 The solver (``LSODA``, ``rtol = 10⁻⁶``, ``atol = 10⁻⁸``) stops with a log density of ``−inf``
 (never an exception) when it fails, when a state leaves ``(0, 10⁶)`` (a terminal event), when the
 right-hand side has been evaluated more than ``max_rhs_evals`` (default 20 000) times, or when the
-result is not finite. So absurd parameters cost at most a few tens of milliseconds.
+result is not finite. So absurd parameters cost at most a few tens of milliseconds; a typical
+evaluation costs ≈9 ms on one core of the development machine (mostly ``solve_ivp``'s Python
+overhead).
 """
 
 from __future__ import annotations
