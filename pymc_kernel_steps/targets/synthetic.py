@@ -1,52 +1,32 @@
-"""Test and benchmark targets: numpy log densities with exact moments, and PyMC models.
+"""Synthetic targets with exact moments: banana, bimodal, Gaussian, logistic, noisy Gaussian.
 
 Every target comes in two flavours:
 
 * a **black-box** model, whose log density is computed by numpy code behind a
-  :class:`CountingLogp` ``Op`` that has no gradient (the way a user's external likelihood,
-  simulator or pseudo-marginal estimator is wrapped), so PyMC cannot use NUTS on it and every
-  call is counted;
+  :class:`~pymc_kernel_steps.targets.CountingLogp` ``Op`` that has no gradient (the way a user's
+  external likelihood, simulator or pseudo-marginal estimator is wrapped), so PyMC cannot use NUTS
+  on it and every call is counted;
 * a **differentiable twin** (``black_box=False``) written in PyTensor with the same variables and
   the same density, for NUTS.
 
 The models use unbounded ``pm.Flat`` vector variables named ``x`` (``w`` for the logistic
 regression) and put the whole log density in a ``pm.Potential``, so the sampled space is the
 space the moments refer to (no transforms).
-
-Speed of a Python ``Op``
-------------------------
-Under PyTensor's default (numba) mode an ``Op`` without a numba implementation runs through
-``numba.objmode`` via a generic fall-back that builds output storage around ``perform`` and warns.
-:class:`CountingLogp` registers its own numba implementation: one ``objmode`` call of the log
-density, no warning. Measured on a 8-d standard Gaussian callable (≈3 µs by itself) on the
-development machine, per compiled-function call: generic fall-back ≈12 µs, this module's numba
-implementation ≈9 µs, ``mode="CVM"`` ≈6 µs. The object-mode transition costs ≈3 µs more than
-the CVM virtual machine: irrelevant next to a likelihood worth wrapping, but for the cheapest
-targets pass ``compile_kwargs={"mode": "CVM"}`` to the step (or to ``pm.sample``).
 """
 
 from __future__ import annotations
 
 import functools
 import math
-import time
-from collections.abc import Callable
-from dataclasses import dataclass
 
 import numpy as np
 import pymc as pm
 import pytensor
 import pytensor.tensor as pt
-from pytensor.gradient import grad_not_implemented
-from pytensor.graph.basic import Apply, Variable
-from pytensor.graph.op import Op
-from pytensor.graph.traversal import ancestors
+
+from .blackbox import CountingLogp, _potential
 
 __all__ = [
-    "CountingLogp",
-    "Target",
-    "TARGETS",
-    "counting_ops",
     "banana_logp",
     "banana_moments",
     "banana_sample",
@@ -65,138 +45,6 @@ __all__ = [
 ]
 
 _LOG_2PI = math.log(2.0 * math.pi)
-
-
-# ---------------------------------------------------------------------------------- the black box
-class CountingLogp(Op):
-    """A black-box PyTensor ``Op``: a Python log density of a float64 vector, calls counted.
-
-    ``CountingLogp(f)(x)`` is a float64 scalar equal to ``f(x)``; its gradient is
-    "not implemented", so ``pm.sample`` cannot assign NUTS and a gradient-based step refuses it.
-
-    Parameters
-    ----------
-    logp_fn : callable
-        ``logp_fn(x: np.ndarray) -> float`` for a 1-d float64 ``x``. Use a module-level function
-        or a :func:`functools.partial` of one so that the ``Op`` pickles with plain ``pickle``.
-    cost : float
-        Artificial cost in seconds added to every call by busy-waiting (default 0), to emulate an
-        expensive likelihood.
-    name : str, optional
-        Shown when the graph is printed.
-
-    Attributes
-    ----------
-    n_calls : int
-        Number of evaluations since construction or the last :meth:`reset`.
-    seconds : float
-        Wall-clock time spent inside the evaluations (including ``cost``).
-
-    Notes
-    -----
-    The counter is an ordinary attribute of this object: it only counts calls made in the
-    process that holds it. ``pm.sample(cores>1)`` pickles the step methods (and with them the
-    compiled log density and this ``Op``) into worker processes, whose counts are lost; count with
-    ``cores=1`` (chains then run sequentially in this process), or use the ``logp_evals`` sample
-    stat of this package's steps.
-
-    Two instances never compare equal (no ``__props__``), so PyTensor does not merge the
-    applications of different black boxes to the same input.
-
-    The ``Op`` has a numba implementation (one object-mode call of :meth:`evaluate`) and a Python
-    ``perform`` for the other linkers (CVM, Python); see the module notes for their speeds.
-    """
-
-    def __init__(self, logp_fn: Callable[[np.ndarray], float], *, cost: float = 0.0, name=None):
-        if not callable(logp_fn):
-            raise TypeError(f"logp_fn must be callable, got {type(logp_fn).__name__}")
-        if not (cost >= 0.0 and math.isfinite(cost)):
-            raise ValueError(f"cost must be a finite number of seconds >= 0, got {cost!r}")
-        self.logp_fn = logp_fn
-        self.cost = float(cost)
-        self.name = name or getattr(logp_fn, "__name__", None) or type(logp_fn).__name__
-        self.n_calls = 0
-        self.seconds = 0.0
-
-    def __str__(self) -> str:
-        return f"CountingLogp{{{self.name}}}"
-
-    def reset(self) -> None:
-        """Set :attr:`n_calls` and :attr:`seconds` back to zero."""
-        self.n_calls = 0
-        self.seconds = 0.0
-
-    def evaluate(self, x: np.ndarray) -> float:
-        """Evaluate (and count) the log density at ``x`` in Python."""
-        start = time.perf_counter()
-        self.n_calls += 1
-        value = float(self.logp_fn(x))
-        if self.cost > 0.0:
-            deadline = start + self.cost
-            while time.perf_counter() < deadline:
-                pass
-        self.seconds += time.perf_counter() - start
-        return value
-
-    def make_node(self, x) -> Apply:
-        x = pt.as_tensor_variable(x)
-        if x.type.ndim != 1:
-            raise ValueError(f"{self} takes a vector, got a tensor of {x.type.ndim} dimensions")
-        x = pt.cast(x, "float64") if x.type.dtype != "float64" else x
-        return Apply(self, [x], [pt.scalar(dtype="float64")])
-
-    def perform(self, node, inputs, output_storage) -> None:
-        output_storage[0][0] = np.asarray(self.evaluate(inputs[0]), dtype=np.float64)
-
-    def pullback(self, inputs, outputs, cotangents):
-        return [grad_not_implemented(self, 0, inputs[0], f"{self} is a black box")]
-
-
-def _register_numba() -> None:
-    """Give :class:`CountingLogp` a lean numba implementation (one ``objmode`` call)."""
-    try:
-        import numba
-        from pytensor.link.numba.dispatch import numba_funcify
-        from pytensor.link.numba.dispatch.basic import get_numba_type, numba_njit
-    except ImportError:  # pragma: no cover - numba comes with pytensor
-        return
-
-    @numba_funcify.register(CountingLogp)
-    def _numba_funcify_counting_logp(op, node=None, **kwargs):
-        ret_sig = get_numba_type(node.outputs[0].type)
-
-        def call(x):
-            return np.asarray(op.evaluate(x), dtype=np.float64)
-
-        @numba_njit
-        def counting_logp(x):
-            with numba.objmode(ret=ret_sig):
-                ret = call(x)
-            return ret
-
-        return counting_logp
-
-
-_register_numba()
-
-
-def counting_ops(model: pm.Model) -> list[CountingLogp]:
-    """The :class:`CountingLogp` ops in the log density of ``model`` (in graph order)."""
-    outputs = [model.logp()]
-    found: list[CountingLogp] = []
-    for var in ancestors(outputs):
-        if isinstance(var, Variable) and var.owner is not None:
-            op = var.owner.op
-            if isinstance(op, CountingLogp) and all(op is not f for f in found):
-                found.append(op)
-    return found
-
-
-def _potential(name: str, logp_fn, x, black_box: bool, pt_logp, cost: float):
-    """Add ``logp(x)`` as a potential: through a counting black box or a PyTensor expression."""
-    if black_box:
-        return pm.Potential(name, CountingLogp(logp_fn, cost=cost, name=name)(x))
-    return pm.Potential(name, pt_logp(x))
 
 
 # ------------------------------------------------------------------------------------- banana
@@ -508,59 +356,3 @@ def noisy_gaussian_model(
             loglik = loglik + noise
         pm.Potential("loglik", loglik)
     return model
-
-
-# ------------------------------------------------------------------------------ the registry
-@dataclass(frozen=True)
-class Target:
-    """A benchmark target: a model builder and its reference moments.
-
-    Attributes
-    ----------
-    name : str
-    build : callable
-        ``build(black_box: bool, cost: float) -> pm.Model``.
-    var_name : str
-        The model's (single, vector) free variable.
-    true_mean, true_var : np.ndarray or None
-        Exact moments, or None when a reference run is needed.
-    noisy : bool
-        True for a pseudo-marginal target (a fresh estimate at every evaluation).
-    """
-
-    name: str
-    build: Callable[..., pm.Model]
-    var_name: str = "x"
-    true_mean: np.ndarray | None = None
-    true_var: np.ndarray | None = None
-    noisy: bool = False
-
-
-def _make_targets() -> dict[str, Target]:
-    banana_mean, banana_var = banana_moments(8)
-    bimodal_mean, bimodal_var = bimodal_moments()
-    cov = np.array([[1.0, 0.95, 0.0, 0.0], [0.95, 1.0, 0.0, 0.0], [0, 0, 4.0, -1.0], [0, 0, -1, 1]])
-    noisy_mean, noisy_var = noisy_gaussian_moments()
-    return {
-        "banana": Target(
-            "banana",
-            lambda black_box=True, cost=0.0: banana_model(8, black_box=black_box, cost=cost),
-            true_mean=banana_mean,
-            true_var=banana_var,
-        ),
-        "bimodal": Target("bimodal", bimodal_model, true_mean=bimodal_mean, true_var=bimodal_var),
-        "gaussian": Target(
-            "gaussian",
-            lambda black_box=True, cost=0.0: gaussian_model(cov, black_box=black_box, cost=cost),
-            true_mean=np.zeros(4),
-            true_var=np.diag(cov).copy(),
-        ),
-        "logistic": Target("logistic", logistic_regression_model, var_name="w"),
-        "noisy": Target(
-            "noisy", noisy_gaussian_model, true_mean=noisy_mean, true_var=noisy_var, noisy=True
-        ),
-    }
-
-
-#: the benchmark targets by name: banana (8-d), bimodal, gaussian (4-d correlated), logistic, noisy
-TARGETS: dict[str, Target] = _make_targets()
