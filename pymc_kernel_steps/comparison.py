@@ -1085,8 +1085,9 @@ def ess_err_table(
         over coordinates), its interval ``{stat}_worst_lo``/``_hi``, ``{stat}_median``;
         ``ess_bulk_per_1000`` and ``ess_tail_per_1000`` (smallest pooled multi-chain ArviZ
         ESS of ``x`` and ``x²`` per 1000 evaluations of the pooled replicates), ``max_r_hat``
-        (pooled), ``seconds`` (median wall time per replicate), ``own_ms_per_iteration``
-        (median).
+        (pooled), ``ess_bulk_within_per_1000`` (median over replicates of the smallest
+        within-run bulk ESS per 1000 evaluations: what a single run would report),
+        ``seconds`` (median wall time per replicate), ``own_ms_per_iteration`` (median).
     """
     rng = np.random.default_rng(random_seed)
     rows = {}
@@ -1121,6 +1122,11 @@ def ess_err_table(
                 if np.any(np.isfinite(values))
                 else math.nan
             )
+        within = group.groupby("replicate")["ess_bulk"].min().to_numpy(float)
+        within = 1000.0 * within / evaluations
+        row["ess_bulk_within_per_1000"] = (
+            float(np.nanmedian(within)) if np.any(np.isfinite(within)) else math.nan
+        )
         r_hat = first["r_hat_pooled"].to_numpy(float)
         row["max_r_hat"] = float(np.nanmax(r_hat)) if np.any(np.isfinite(r_hat)) else math.nan
         row["seconds"] = float(per_run["seconds"].median())
@@ -1132,6 +1138,17 @@ def ess_err_table(
 
 
 # -------------------------------------------------------------------------------------- plots
+def _density(values, grid, max_points: int = 5000):
+    """Gaussian kernel density estimate of ``values`` on ``grid`` (thinned to ``max_points``)."""
+    from scipy.stats import gaussian_kde
+
+    values = np.asarray(values, dtype=float)
+    values = values[np.isfinite(values)][:: max(1, len(values) // max_points)]
+    if len(values) < 2 or np.ptp(values) == 0:
+        return np.zeros_like(grid)
+    return gaussian_kde(values)(grid)
+
+
 def plot_comparison(
     df: pd.DataFrame,
     *,
@@ -1147,9 +1164,9 @@ def plot_comparison(
     Left panel: per sampler the worst-coordinate ESS_err per 1000 evaluations of ``statistic``
     (a bar), the bootstrap interval over replicates (a line, ``level`` coverage) and the
     worst-coordinate value of each bootstrap resample as faint points; log scale. The other
-    panels: the marginal density of each selected coordinate from each sampler's pooled draws
-    (``df.attrs["draws"]``) against the reference draws (black, when the reference has draws)
-    or the reference mean ± sd (black lines).
+    panels: the marginal density (Gaussian KDE) of each selected coordinate from each sampler's
+    draws pooled over replicates (``df.attrs["draws"]``) against the reference draws (black,
+    when the reference has draws) or the reference mean ± sd (black lines).
 
     Parameters
     ----------
@@ -1207,21 +1224,25 @@ def plot_comparison(
     pretty = "E[x]" if statistic == "mean" else "E[x²]"
     ax.set_ylabel(f"ESS_err of {pretty} per 1000 evaluations\n(worst coordinate)")
     ax.set_title(f"budget {df.attrs.get('budget', '?')}, {df['replicate'].nunique()} replicates")
+    ref_draws = None if reference is None else reference.get("draws")
     for j, c in enumerate(coordinates, start=1):
         ax = axes[0, j]
+        source = (
+            ref_draws[:, c]
+            if ref_draws is not None
+            else np.concatenate([d[:, c] for d in draws.values()])
+        )
+        grid = np.linspace(*np.quantile(source, [0.002, 0.998]), 200)
         for name in samplers:
             if name in draws:
-                values = draws[name][:, c]
-                ax.hist(values, bins=60, density=True, histtype="step", color=color[name])
-        if reference is not None and reference.get("draws") is not None:
-            ax.hist(
-                reference["draws"][:, c], bins=60, density=True, histtype="step", color="k", lw=1.5
-            )
+                ax.plot(grid, _density(draws[name][:, c], grid), color=color[name], lw=1.2)
+        if ref_draws is not None:
+            ax.plot(grid, _density(ref_draws[:, c], grid), color="k", lw=2.0)
         elif reference is not None:
             m, s = reference["mean"][c], math.sqrt(reference["var"][c])
             for x in (m - s, m, m + s):
                 ax.axvline(x, color="k", lw=1.0 if x != m else 1.5, ls="--" if x != m else "-")
-        ax.set_title(labels[c])
+        ax.set_title(f"{labels[c]} (pooled replicates)")
         ax.set_yticks([])
     handles = [plt.Line2D([], [], color=color[s], label=s) for s in samplers]
     if reference is not None:
