@@ -240,6 +240,8 @@ def run_target(name: str, args, command: str) -> dict:
     table = ess_err_table(df)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
+    if args.csv:
+        df.to_csv(out / f"{name}-runs.csv.gz", index=False)
     figures = []
     for statistic, suffix in (("mean", ""), ("second_moment", "-second-moment")):
         fig = plot_comparison(df, statistic=statistic)
@@ -303,6 +305,9 @@ def main(argv=None) -> None:
     )
     parser.add_argument("--quick", action="store_true", help=f"defaults {QUICK}")
     parser.add_argument("--verbose", action="store_true", help="one line per run")
+    parser.add_argument(
+        "--csv", action="store_true", help="also write the tidy frame, <target>-runs.csv.gz"
+    )
     argv = sys.argv[1:] if argv is None else argv
     args = parser.parse_args(argv)
     if args.quick:
