@@ -186,8 +186,9 @@ class Sampler:
     run : callable, optional
         ``"custom"``: ``run(model, budget, seed) -> {"idata": ..., "evaluations": int}``.
     options : dict
-        Keyword arguments for the kind: ``pm.sample`` (step, nuts), ``pm.sample_smc`` kernel
-        keywords (smc), :func:`run_emcee` keywords (emcee).
+        Keyword arguments for the kind: ``pm.sample`` (step), ``pm.NUTS`` (nuts, e.g.
+        ``target_accept``), :func:`run_smc` keywords (smc: ``prior_scale``, IMH kernel keywords),
+        :func:`run_emcee` keywords (emcee: ``n_walkers``, ``init_jitter``, ``moves``).
     estimates : callable, optional
         ``estimates(idata) -> idata`` selecting the draws to estimate from (for example
         :func:`~pymc_kernel_steps.sampling_phase` for ``CKAM``; applied automatically when the
