@@ -19,29 +19,35 @@ Budget mapping
 PyMC step methods (ours, ``DEMetropolisZ``, ``Metropolis``; kind ``"step"``)
     ``e`` evaluations per iteration: 1 for this package's steps (they keep the current log
     density), 2 for ``DEMetropolisZ`` (it evaluates the current point again), ``2 × size`` for
-    ``Metropolis`` (two per accept test, one test per scalar element). Each replicate runs ``c``
-    chains of ``n = B // (e c)`` iterations, ``tune = round(τ n)`` of them tuning, the rest
-    draws; the tuning evaluations are part of the budget. Estimates use the draws.
+    ``Metropolis`` (two per accept test, one test per scalar element). Our steps also evaluate
+    each chain's initial point once (``i = 1``; ``i = 0`` for PyMC's). Each replicate runs ``c``
+    chains of ``n = (B − c i) // (e c)`` iterations, ``tune = round(τ n)`` of them tuning, the
+    rest draws: the tuning evaluations are part of the budget. Estimates use the draws (for
+    ``CKAM``, only its sampling-phase draws).
 ``"nuts"`` (on the differentiable twin ``gradient_model``)
     One evaluation is one log-density-and-gradient evaluation; the count is the sum of
     ``n_steps`` over tuning and draws. Its cost per iteration is not known in advance, so a
     pilot run (tune 200, draws 100, not charged) measures the mean ``n_steps`` ``g_t`` during
     tuning and ``g`` after; each chain then tunes ``round(τ B / (c g_t))`` iterations and draws
     enough iterations to exceed its share of the budget, and the draws are truncated where the
-    cumulative count (tuning included) would pass ``B / c``.
+    cumulative count (tuning included) would pass ``B / c``; the wall time is scaled to the
+    iterations kept.
 ``"smc"`` (``pm.sample_smc``, IMH kernel, one SMC chain per replicate)
     Every particle evaluation counts: ``particles × (1 + Σ_stages mutation steps)``. The number
     of stages and steps adapts, so a pilot with ``smc_pilot_particles`` particles (not charged)
     measures the evaluations per particle ``p`` and each replicate uses ``round(B / p)``
-    particles; the count lands near ``B`` and the *measured* count is reported and used. A model
-    with an improper (flat) prior is sampled through an equivalent model with prior
-    ``N(initial point, smc_prior_scale² I)`` in the unconstrained space and the target's log
-    density minus that prior as likelihood: the same posterior, a prior SMC can draw from.
+    particles, ``p`` being the running mean over the pilot and the earlier replicates; the
+    count lands near ``B`` (a warning when it exceeds ``B`` by more than 25 %) and the
+    *measured* count is reported and used. ArviZ's ESS and R-hat are not computed (particles are not a
+    chain). A model with an improper (flat) prior is sampled through an equivalent model with
+    prior ``N(initial point, smc_prior_scale² I)`` in the unconstrained space and the target's
+    log density minus that prior as likelihood: the same posterior, a prior SMC can draw from.
 ``"emcee"`` (``emcee.EnsembleSampler`` on the model's compiled log density, unconstrained space)
-    ``W = max(n_walkers, 2 × dim)`` walkers started at the initial point jittered by
-    ``U(−1, 1)`` (as PyMC's ``jitter+adapt_diag``); the initial ensemble costs ``W``
-    evaluations and every iteration ``W``: ``n = B // W − 1`` iterations, the first
-    ``round(τ n)`` discarded as burn-in; the walkers are the chains of the result.
+    ``W = max(n_walkers, 2 × dim)`` walkers (rounded up to even) started at the initial point
+    jittered by ``U(−1, 1)`` (as PyMC's ``jitter+adapt_diag``); the initial ensemble costs
+    ``W`` evaluations and every iteration ``W``: ``n = B // W − 1`` iterations, the first
+    ``round(τ n)`` discarded as burn-in; the walkers are the chains of the result (they are not
+    independent, so ArviZ's ESS over them is optimistic).
 ``"custom"``
     ``run(model, budget, seed) -> dict(idata=..., evaluations=...)``: anything else (tests use
     it for exact i.i.d. draws).
@@ -581,7 +587,7 @@ def _step_cost(step, model) -> tuple[str, int]:
         size = int(sum(np.size(point[v.name]) for v in step.vars))
         return "metropolis", 2 * size
     if isinstance(step, pm.NUTS):
-        return "nuts", 1
+        raise ValueError("samplers: give NUTS as 'nuts' (it runs on gradient_model)")
     raise ValueError(
         f"samplers: no evaluation count is known for {type(step).__name__}; wrap it as "
         "Sampler(kind='custom', run=...) and return the evaluations"
