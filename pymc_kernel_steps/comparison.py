@@ -38,10 +38,11 @@ PyMC step methods (ours, ``DEMetropolisZ``, ``Metropolis``; kind ``"step"``)
     measures the evaluations per particle ``p`` and each replicate uses ``round(B / p)``
     particles, ``p`` being the running mean over the pilot and the earlier replicates; the
     count lands near ``B`` (a warning when it exceeds ``B`` by more than 25 %) and the
-    *measured* count is reported and used. ArviZ's ESS and R-hat are not computed (particles are not a
-    chain). A model with an improper (flat) prior is sampled through an equivalent model with
-    prior ``N(initial point, smc_prior_scale² I)`` in the unconstrained space and the target's
-    log density minus that prior as likelihood: the same posterior, a prior SMC can draw from.
+    *measured* count is reported and used. ArviZ's ESS and R-hat are not computed (particles
+    are not a chain). A model with an improper (flat) prior is sampled through an equivalent
+    model with prior ``N(initial point, smc_prior_scale² I)`` in the unconstrained space and the
+    target's log density minus that prior as likelihood: the same posterior, a prior SMC can
+    draw from.
 ``"emcee"`` (``emcee.EnsembleSampler`` on the model's compiled log density, unconstrained space)
     ``W = max(n_walkers, 2 × dim)`` walkers (rounded up to even) started at the initial point
     jittered by ``U(−1, 1)`` (as PyMC's ``jitter+adapt_diag``); the initial ensemble costs
