@@ -10,7 +10,9 @@ find_python = for cand in "python3.13" "python3.12" "PYENV_VERSION=3.13.0 python
 	  if env $$cand -c 'import sys; sys.exit(sys.version_info < (3, 12))' >/dev/null 2>&1; then \
 	    echo "$$cand"; break; fi; done
 
-.PHONY: venv demo test test-fast lint bench clean
+BENCH_STAMP := $(VENV)/.bench-installed
+
+.PHONY: venv demo test test-fast lint bench bench-quick bench-within clean
 
 $(STAMP): pyproject.toml
 	@PYTHON="$$($(find_python))"; \
@@ -36,7 +38,22 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 
-bench: $(STAMP)
+$(BENCH_STAMP): $(STAMP) pyproject.toml
+	$(PY) -m pip install --quiet -e ".[bench]"
+	@touch $(BENCH_STAMP)
+
+# Accuracy per target evaluation against SMC, emcee, DEMetropolisZ and NUTS on every target with a
+# reference: budget 12,000, 10 replicates; writes docs/benchmarks/. See docs/benchmarks/index.md for
+# the run time it took (tens of minutes per target on a shared 2-core machine).
+bench: $(BENCH_STAMP)
+	$(PY) benchmarks/compare.py --verbose
+
+# The same on the banana at budget 2,000 with 3 replicates (a few minutes); docs/benchmarks/quick/.
+bench-quick: $(BENCH_STAMP)
+	$(PY) benchmarks/compare.py --quick --verbose
+
+# Within-run ESS per evaluation and per second (the older benchmark, benchmarks/run.py).
+bench-within: $(STAMP)
 	$(PY) benchmarks/run.py
 
 clean:

@@ -1,0 +1,364 @@
+"""Accuracy per target evaluation of our samplers against the peers a user would pick instead.
+
+For every target of :data:`pymc_kernel_steps.targets.TARGETS` that has a reference (exact
+moments), :func:`pymc_kernel_steps.comparison.compare_samplers` runs every sampler at the same
+budget of counted target evaluations, ``--replicates`` times with independent seeds, and compares
+the estimates of ``E[x_i]`` and ``E[x_i²]`` with the truth: the error-based ESS per 1000
+evaluations (worst coordinate with a bootstrap interval over replicates, and median), with
+ArviZ's bulk/tail ESS and R-hat beside it. See :mod:`pymc_kernel_steps.comparison` for the budget
+mapping of each sampler kind.
+
+Samplers: ours (KAMH, AdaptiveMetropolis, KMCLite, KMCFinite, CKAM, whose estimates use its
+sampling-phase draws) on the black-box model (a counting ``Op`` without gradient); peers
+``pm.sample_smc`` and ``emcee`` on the same black box, ``pm.DEMetropolisZ``, and NUTS on the
+differentiable twin (``black_box=False``) where the target has one.
+
+Writes ``<target>.md`` (machine, versions, date, the exact command, the table) and
+``<target>.png``/``<target>-second-moment.png`` into ``--out`` (default ``docs/benchmarks``),
+and ``index.md`` with each target's best sampler of ours against the best peer.
+
+Examples
+--------
+``python benchmarks/compare.py`` (the full run: budget 12,000, 10 replicates, every target)
+``python benchmarks/compare.py --quick`` (budget 2,000, 3 replicates, the banana; written to
+``docs/benchmarks/quick``)
+``python benchmarks/compare.py --targets banana --samplers KMCLite,KMCFinite,emcee,SMC``
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures
+import datetime as _dt
+import math
+import multiprocessing
+import os
+import platform
+import shlex
+import subprocess
+import sys
+import time
+from importlib import metadata
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import pymc_kernel_steps as pks  # noqa: E402
+from pymc_kernel_steps import targets as T  # noqa: E402
+from pymc_kernel_steps.comparison import (  # noqa: E402
+    Reference,
+    compare_samplers,
+    ess_err_table,
+    plot_comparison,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+OURS = ("KAMH", "AdaptiveMetropolis", "KMCLite", "KMCFinite", "CKAM")
+PEERS = {"SMC": "smc", "emcee": "emcee", "DEMetropolisZ": "demetropolisz", "NUTS": "nuts"}
+QUICK = {"budget": 2000, "replicates": 3, "targets": "banana"}
+REFERENCE_DRAWS = 200_000
+
+
+# ------------------------------------------------------------------------------ references
+def _bimodal_sample(rng, size):
+    rng = np.random.default_rng(rng)
+    component = rng.choice(len(T.BIMODAL_WEIGHTS), p=T.BIMODAL_WEIGHTS, size=size)
+    sd = np.sqrt(T.BIMODAL_VARIANCES[component])[:, None]
+    return T.BIMODAL_MEANS[component] + sd * rng.standard_normal((size, 2))
+
+
+#: exact samplers ``(rng, size) -> (size, k)`` for the targets that have one: they give
+#: Var(x²) (the scale of the second-moment errors) and the reference marginals in the plots
+EXACT_SAMPLERS = {
+    "banana": lambda rng, size: T.banana_sample(rng, size, dim=8),
+    "bimodal": _bimodal_sample,
+}
+
+
+def reference_for(name, target) -> Reference | None:
+    """Exact moments of ``target``; Var(x²) and draws from an exact sampler when there is one."""
+    if getattr(target, "true_mean", None) is None or getattr(target, "true_var", None) is None:
+        return None
+    sample = EXACT_SAMPLERS.get(name) or getattr(target, "sample", None)
+    if sample is None:
+        return Reference(target.true_mean, target.true_var)
+    draws = np.asarray(sample(np.random.default_rng(12345), REFERENCE_DRAWS), dtype=float)
+    return Reference.from_draws(draws, mean=target.true_mean, var=target.true_var)
+
+
+# -------------------------------------------------------------------------------- samplers
+def available_samplers(names=None) -> dict:
+    """``{label: spec}`` of the samplers that exist in this checkout, in the order given."""
+    specs = {name: getattr(pks, name) for name in OURS if hasattr(pks, name)}
+    specs.update(PEERS)
+    if names is None:
+        return specs
+    unknown = [n for n in names if n not in specs]
+    if unknown:
+        raise SystemExit(f"unknown samplers {unknown}; available: {list(specs)}")
+    return {n: specs[n] for n in names}
+
+
+def _twin(target):
+    """The differentiable twin of a target, or None (a twin has no counting op)."""
+    try:
+        twin = target.build(black_box=False)
+    except (TypeError, ValueError, NotImplementedError):
+        return None
+    return None if T.counting_ops(twin) else twin
+
+
+# --------------------------------------------------------------------------------- context
+def _version(dist):
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return "not installed"
+
+
+def _git_commit():
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
+        )
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+        )
+        return out.stdout.strip() + (" (modified)" if dirty.stdout.strip() else "")
+    except OSError:
+        return "unknown"
+
+
+def context_lines(command: str) -> list[str]:
+    """Machine, versions, date and command, as markdown bullet points."""
+    cpu = platform.processor() or platform.machine()
+    try:
+        load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    except OSError:
+        load = "unknown"
+    versions = ", ".join(
+        f"{d} {_version(d)}"
+        for d in ("pymc", "pytensor", "arviz", "numpy", "scipy", "pandas", "emcee", "matplotlib")
+    )
+    return [
+        f"- date: {_dt.datetime.now(_dt.UTC).strftime('%Y-%m-%d %H:%M UTC')}",
+        f"- command: `{command}`",
+        f"- machine: {platform.system()} {platform.release()}, {cpu}, {os.cpu_count()} CPUs, "
+        f"load average at the start {load} (the machine is shared: timings are noisy)",
+        f"- python {platform.python_version()}, pymc-kernel-steps {pks.__version__} "
+        f"(git {_git_commit()}), {versions}",
+    ]
+
+
+# ---------------------------------------------------------------------------------- tables
+def _fmt(x) -> str:
+    if x is None or (isinstance(x, float) and not math.isfinite(x)):
+        return "-"
+    x = float(x)
+    if abs(x) >= 100:
+        return f"{x:.0f}"
+    if abs(x) >= 10:
+        return f"{x:.1f}"
+    if abs(x) >= 1:
+        return f"{x:.2f}"
+    return f"{x:.3f}"
+
+
+def markdown_table(table) -> str:
+    """The per-sampler table of :func:`ess_err_table` as GitHub markdown."""
+    header = (
+        "| sampler | evals (mean) | E[x] worst [90% CI] | E[x] median | E[x²] worst [90% CI] | "
+        "E[x²] median | ArviZ bulk (pooled) | ArviZ tail (pooled) | max R-hat (pooled) | "
+        "ArviZ bulk (1 run) | s / run | own ms / iter |"
+    )
+    lines = [header, "|:--" + "|--:" * 11 + "|"]
+    for name, row in table.iterrows():
+        cells = [
+            str(name),
+            f"{row['evaluations']:.0f}",
+            f"{_fmt(row['mean_worst'])} [{_fmt(row['mean_worst_lo'])}, "
+            f"{_fmt(row['mean_worst_hi'])}]",
+            _fmt(row["mean_median"]),
+            f"{_fmt(row['second_moment_worst'])} [{_fmt(row['second_moment_worst_lo'])}, "
+            f"{_fmt(row['second_moment_worst_hi'])}]",
+            _fmt(row["second_moment_median"]),
+            _fmt(row["ess_bulk_per_1000"]),
+            _fmt(row["ess_tail_per_1000"]),
+            _fmt(row["max_r_hat"]),
+            _fmt(row["ess_bulk_within_per_1000"]),
+            _fmt(row["seconds"]),
+            _fmt(row["own_ms_per_iteration"]),
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def _best(table, names):
+    rows = table.loc[[n for n in table.index if n in names]]
+    if rows.empty or not np.any(np.isfinite(rows["mean_worst"])):
+        return None, math.nan
+    best = rows["mean_worst"].astype(float).idxmax()
+    return best, float(rows.loc[best, "mean_worst"])
+
+
+# ------------------------------------------------------------------------------------- run
+def run_target(name: str, args, command: str) -> dict:
+    """Compare the samplers on one target, write its markdown and figures; return a summary."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    target = T.TARGETS[name]
+    reference = reference_for(name, target)
+    model = target.build(black_box=True)
+    twin = _twin(target)
+    samplers = available_samplers(args.samplers)
+    skipped = []
+    if twin is None and "NUTS" in samplers:
+        samplers.pop("NUTS")
+        skipped.append("NUTS (no differentiable twin)")
+    start = time.perf_counter()
+    df = compare_samplers(
+        model,
+        samplers,
+        budget=args.budget,
+        replicates=args.replicates,
+        reference=reference,
+        var_names=[target.var_name],
+        gradient_model=twin,
+        tune_fraction=args.tune_fraction,
+        random_seed=args.seed,
+        progress=(lambda msg: print(f"[{name}] {msg}", flush=True)) if args.verbose else None,
+    )
+    minutes = (time.perf_counter() - start) / 60
+    table = ess_err_table(df)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    if args.csv:
+        df.to_csv(out / f"{name}-runs.csv.gz", index=False)
+    figures = []
+    for statistic, suffix in (("mean", ""), ("second_moment", "-second-moment")):
+        fig = plot_comparison(df, statistic=statistic)
+        path = out / f"{name}{suffix}.png"
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+        figures.append(path.name)
+    estimated = bool(df["var_f_estimated"].any())
+    text = [
+        f"# {name}: error-based ESS per 1000 target evaluations",
+        "",
+        *context_lines(command),
+        f"- budget {args.budget} counted evaluations per run (gradient evaluations for NUTS), "
+        f"{args.replicates} replicates per sampler, tune fraction {args.tune_fraction}, "
+        f"run time {minutes:.1f} min",
+        "",
+        "ESS_err(f) = Var_π(f) / MSE(f) over the replicates, per 1000 measured evaluations: "
+        "f = x_i (E[x]) and f = x_i² (E[x²]), worst coordinate with a 90 % bootstrap interval "
+        "over replicates, and the median coordinate. ArviZ's rank-normalised ESS (per 1000 "
+        "evaluations) and R-hat are beside it: *pooled* treats every replicate as a chain of one "
+        "multi-chain run, *1 run* is the median over replicates of a single run's smallest bulk "
+        "ESS (what a user sees; it cannot see bias). No ArviZ ESS for SMC (its particles are "
+        "not a chain).",
+        "",
+        markdown_table(table),
+        "",
+    ]
+    if estimated:
+        text.append(
+            "Var(x²) is not known exactly for this target: it was estimated from the pooled "
+            "draws of all samplers (the same scale for every sampler; the ranking is exact).\n"
+        )
+    if skipped:
+        text.append(f"Not run: {', '.join(skipped)}.\n")
+    text += [f"![{name}]({figures[0]})", "", f"![{name}, E[x²]]({figures[1]})", ""]
+    (out / f"{name}.md").write_text("\n".join(text))
+    ours = [n for n in table.index if n in OURS]
+    peers = [n for n in table.index if n not in OURS]
+    return {
+        "target": name,
+        "ours": _best(table, ours),
+        "peer": _best(table, peers),
+        "minutes": minutes,
+    }
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--targets", help="comma-separated (default: every target with a reference)"
+    )
+    parser.add_argument("--samplers", help=f"comma-separated (default: {OURS + tuple(PEERS)})")
+    parser.add_argument("--budget", type=int, default=12_000, help="evaluations per run")
+    parser.add_argument("--replicates", type=int, default=10)
+    parser.add_argument("--tune-fraction", type=float, default=0.5)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--cores", type=int, default=1, help="targets run in parallel")
+    parser.add_argument(
+        "--out",
+        help="output directory (default docs/benchmarks, docs/benchmarks/quick for --quick)",
+    )
+    parser.add_argument("--quick", action="store_true", help=f"defaults {QUICK}")
+    parser.add_argument("--verbose", action="store_true", help="one line per run")
+    parser.add_argument(
+        "--csv", action="store_true", help="also write the tidy frame, <target>-runs.csv.gz"
+    )
+    argv = sys.argv[1:] if argv is None else argv
+    args = parser.parse_args(argv)
+    if args.quick:
+        given = " ".join(argv)
+        if "--budget" not in given:
+            args.budget = QUICK["budget"]
+        if "--replicates" not in given:
+            args.replicates = QUICK["replicates"]
+        if args.targets is None:
+            args.targets = QUICK["targets"]
+    if args.out is None:
+        args.out = str(ROOT / "docs" / "benchmarks" / ("quick" if args.quick else ""))
+    args.samplers = args.samplers.split(",") if args.samplers else None
+    available_samplers(args.samplers)  # fail early on unknown names
+    with_reference = [n for n, t in T.TARGETS.items() if getattr(t, "true_mean", None) is not None]
+    names = args.targets.split(",") if args.targets else with_reference
+    unknown = [n for n in names if n not in with_reference]
+    if unknown:
+        raise SystemExit(f"targets {unknown} are unknown or have no reference: {with_reference}")
+    command = "python benchmarks/compare.py " + shlex.join(argv)
+    if args.cores > 1 and len(names) > 1:
+        ctx = multiprocessing.get_context("fork")
+        with concurrent.futures.ProcessPoolExecutor(args.cores, mp_context=ctx) as pool:
+            summaries = list(
+                pool.map(run_target, names, [args] * len(names), [command] * len(names))
+            )
+    else:
+        summaries = [run_target(n, args, command) for n in names]
+    index = [
+        "# Benchmarks: accuracy per target evaluation",
+        "",
+        *context_lines(command),
+        "",
+        "Per target: the best of our samplers and the best peer by the worst-coordinate "
+        "error-based ESS of E[x] per 1000 evaluations (details and figures in each target's "
+        "page).",
+        "",
+        "| target | ours: best | ESS_err / 1k | peer: best | ESS_err / 1k | ratio | minutes |",
+        "|:--|:--|--:|:--|--:|--:|--:|",
+    ]
+    for s in summaries:
+        (ours, a), (peer, b) = s["ours"], s["peer"]
+        ratio = a / b if b and math.isfinite(a) and math.isfinite(b) else math.nan
+        index.append(
+            f"| [{s['target']}]({s['target']}.md) | {ours or '-'} | {_fmt(a)} | {peer or '-'} | "
+            f"{_fmt(b)} | {_fmt(ratio)} | {s['minutes']:.1f} |"
+        )
+    Path(args.out).mkdir(parents=True, exist_ok=True)
+    (Path(args.out) / "index.md").write_text("\n".join(index) + "\n")
+    print("\n".join(index))
+
+
+if __name__ == "__main__":
+    main()
