@@ -20,7 +20,7 @@ $(STAMP): pyproject.toml
 	echo "Using $$PYTHON"; \
 	env $$PYTHON -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e ".[test]"
+	$(PY) -m pip install --quiet -e ".[test,bench]"
 	@touch $(STAMP)
 
 venv: $(STAMP)
