@@ -946,7 +946,7 @@ def compare_samplers(
         for r, seed in enumerate(seeds):
             result = _RUNNERS[sampler.kind](sampler, model, seed, settings)
             _check_count(sampler.name, r, result, budget, sampler.kind)
-            idata = _estimation_draws(sampler, result["idata"])
+            idata = _estimation_draws(sampler, result.pop("idata"))
             result["draws_array"] = posterior_draws(idata, var_names)
             if labels is None:
                 labels = _labels(idata, var_names)
