@@ -1229,6 +1229,10 @@ def plot_comparison(
             ax.vlines(i, np.quantile(worst, lo), np.quantile(worst, hi), color="k", lw=1.5)
     ax.set_xticks(range(len(samplers)), samplers, rotation=30, ha="right")
     ax.set_yscale("log")
+    from matplotlib.ticker import FormatStrFormatter
+
+    ax.yaxis.set_major_formatter(FormatStrFormatter("%g"))
+    ax.yaxis.set_minor_formatter(FormatStrFormatter("%g"))
     pretty = "E[x]" if statistic == "mean" else "E[x²]"
     ax.set_ylabel(f"ESS_err of {pretty} per 1000 evaluations\n(worst coordinate)")
     ax.set_title(f"budget {df.attrs.get('budget', '?')}, {df['replicate'].nunique()} replicates")
