@@ -44,10 +44,10 @@ $(BENCH_STAMP): $(STAMP) pyproject.toml
 
 # Accuracy per target evaluation against SMC, emcee, DEMetropolisZ and NUTS on every target with a
 # reference: budget 12,000, 10 replicates; writes docs/benchmarks/ (index.md records the minutes per
-# target). Run time: about 50 minutes per target on one core of the shared 2-core development
-# machine (per 12,000-evaluation run: KMCLite ~150 s and KMCFinite ~130 s under load, every other
-# sampler under 10 s), so 3-4 hours for the 4 targets of today; BENCH_ARGS="--cores 2" runs two
-# targets at a time.
+# target). Run time on the shared 2-core development machine: KMCLite and KMCFinite dominate, at
+# 15-150 s per 12,000-evaluation run depending on the load (KMCFinite 15 s at load average 5, both
+# ~140 s at 10), every other sampler under 10 s: 10-50 minutes per target, 1-3.5 hours for the 4
+# targets of today. BENCH_ARGS="--cores 2" runs two targets at a time.
 bench: $(BENCH_STAMP)
 	$(PY) benchmarks/compare.py --verbose --csv $(BENCH_ARGS)
 
