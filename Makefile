@@ -43,14 +43,18 @@ $(BENCH_STAMP): $(STAMP) pyproject.toml
 	@touch $(BENCH_STAMP)
 
 # Accuracy per target evaluation against SMC, emcee, DEMetropolisZ and NUTS on every target with a
-# reference: budget 12,000, 10 replicates; writes docs/benchmarks/. See docs/benchmarks/index.md for
-# the run time it took (tens of minutes per target on a shared 2-core machine).
+# reference: budget 12,000, 10 replicates; writes docs/benchmarks/ (index.md records the minutes per
+# target). Run time on the shared 2-core development machine: KMCLite and KMCFinite dominate, at
+# 15-150 s per 12,000-evaluation run depending on the load (KMCFinite 15 s at load average 5, both
+# ~140 s at 10), every other sampler under 10 s: 10-50 minutes per target, 1-3.5 hours for the 4
+# targets of today. BENCH_ARGS="--cores 2" runs two targets at a time.
 bench: $(BENCH_STAMP)
-	$(PY) benchmarks/compare.py --verbose
+	$(PY) benchmarks/compare.py --verbose --csv $(BENCH_ARGS)
 
-# The same on the banana at budget 2,000 with 3 replicates (a few minutes); docs/benchmarks/quick/.
+# The same on the banana at budget 2,000 with 3 replicates (3.5 minutes on the development machine
+# under load); writes docs/benchmarks/quick/.
 bench-quick: $(BENCH_STAMP)
-	$(PY) benchmarks/compare.py --quick --verbose
+	$(PY) benchmarks/compare.py --quick --verbose $(BENCH_ARGS)
 
 # Within-run ESS per evaluation and per second (the older benchmark, benchmarks/run.py).
 bench-within: $(STAMP)

@@ -17,6 +17,12 @@ Writes ``<target>.md`` (machine, versions, date, the exact command, the table) a
 ``<target>.png``/``<target>-second-moment.png`` into ``--out`` (default ``docs/benchmarks``),
 and ``index.md`` with each target's best sampler of ours against the best peer.
 
+Run time (``make bench``): 10-50 minutes per target on one core of the shared 2-core development
+machine, depending on its load; KMCLite and KMCFinite take most of it (15-150 s per
+12,000-evaluation run: KMCFinite 15 s at load average 5, both ≈140 s at 10), every other sampler
+under 10 s per run. ``--cores`` runs targets in parallel (``fork``ed processes; each counts its own
+evaluations). ``--quick`` took 3.5 minutes at load average 5.
+
 Examples
 --------
 ``python benchmarks/compare.py`` (the full run: budget 12,000, 10 replicates, every target)
