@@ -68,6 +68,7 @@ class _KMC(KernelStep):
         "refit": (bool, []),
         "surrogate": (bool, []),
         "lengthscale": (np.float64, []),
+        "diverging": (bool, []),
     }
 
     def __init__(
@@ -236,7 +237,14 @@ class _KMC(KernelStep):
     def _transition_stats(self, info):
         chain = self.chain
         log_ratio = info.get("log_accept_ratio", -math.inf)
+        # As NUTS's `diverging` (which ArviZ's plots and PyMC's checks read): a trajectory whose
+        # true energy is non-finite (it left the support, the model was NaN there, or the
+        # integration blew up), or any proposal rejected without evaluating the model.
+        diverging = bool(info.get("degenerate", False)) or (
+            bool(info["surrogate"]) and not math.isfinite(log_ratio)
+        )
         return {
+            "diverging": diverging,
             "step_size": info["step_size"],
             "n_steps": info["n_steps"],
             "energy_error": -log_ratio if math.isfinite(log_ratio) else math.inf,
@@ -470,8 +478,10 @@ class KMCLite(_KMC):
     Sample stats (in ``idata.sample_stats``): ``accept`` (acceptance probability),
     ``accepted``, ``logp_evals`` (target evaluations this iteration), ``logp_nan``, ``lp`` (the
     model's log density; emitted as ``model_logp``, absent for noisy log densities),
-    ``step_size`` (NaN for random-walk moves), ``n_steps`` (0 for random-walk moves),
-    ``energy_error`` (change of the true Hamiltonian), ``n_history``,
+    ``diverging`` (a surrogate trajectory whose true energy is non-finite, or a proposal
+    rejected without evaluating the model), ``step_size`` (NaN for random-walk moves),
+    ``n_steps`` (0 for random-walk moves), ``energy_error`` (change of the true Hamiltonian),
+    ``n_history``,
     ``refit``, ``surrogate`` (False for random-walk moves) and ``lengthscale``. The ``tune`` and
     ``warning`` stats are consumed by PyMC and do not appear in the DataTree.
 
@@ -644,8 +654,10 @@ class KMCFinite(_KMC):
     Sample stats (in ``idata.sample_stats``): ``accept`` (acceptance probability),
     ``accepted``, ``logp_evals`` (target evaluations this iteration), ``logp_nan``, ``lp`` (the
     model's log density; emitted as ``model_logp``, absent for noisy log densities),
-    ``step_size`` (NaN for random-walk moves), ``n_steps`` (0 for random-walk moves),
-    ``energy_error`` (change of the true Hamiltonian), ``n_history``,
+    ``diverging`` (a surrogate trajectory whose true energy is non-finite, or a proposal
+    rejected without evaluating the model), ``step_size`` (NaN for random-walk moves),
+    ``n_steps`` (0 for random-walk moves), ``energy_error`` (change of the true Hamiltonian),
+    ``n_history``,
     ``refit``, ``surrogate`` (False for random-walk moves) and ``lengthscale``. The ``tune`` and
     ``warning`` stats are consumed by PyMC and do not appear in the DataTree.
     """

@@ -82,6 +82,39 @@ def test_frozen_proposal_is_reversible_and_ratio_is_the_hamiltonian(kmc_class):
         assert np.linalg.norm(y - x) > 1e-3  # the trajectory moves
 
 
+def test_diverging_marks_non_finite_trajectories_and_unevaluated_proposals(kmc_class):
+    """`diverging` is True for a trajectory that ends where the true log density is -inf and
+    for a proposal rejected without evaluation; never for random-walk moves or ordinary
+    rejections."""
+    import pytensor.tensor as pt
+
+    rng = np.random.default_rng(4)
+    history = rng.multivariate_normal(CORRELATED_MEAN, CORRELATED_COV, size=300)
+    model = correlated_gaussian_model()
+    with model:  # a hard wall through the bulk: many trajectories end outside the support
+        pm.Potential("wall", pt.switch(model["x"][0] > CORRELATED_MEAN[0], -np.inf, 0.0))
+    step = _frozen_step(kmc_class, model, history, random_walk_probability=0.3)
+    point = {"x": np.array(CORRELATED_MEAN, dtype=float) - 0.5}
+    seen = []
+    for _ in range(300):
+        point, (stats,) = step.step(point)
+        seen.append(stats)
+    diverging = np.array([s["diverging"] for s in seen])
+    surrogate = np.array([s["surrogate"] for s in seen])
+    finite_energy = np.isfinite([s["energy_error"] for s in seen])
+    np.testing.assert_array_equal(diverging, surrogate & ~finite_energy)
+    assert 0 < diverging.sum() < len(seen)
+    assert not diverging[~surrogate].any()
+
+    def degenerate(*args):  # a trajectory that blew up: rejected without evaluating
+        return np.full(step.dim, np.nan), np.full(step.dim, np.nan)
+
+    step.chain.surrogate.leapfrog = degenerate
+    step.random_walk_probability = 0.0
+    point, (stats,) = step.step(point)
+    assert stats["diverging"] and stats["logp_evals"] == 0
+
+
 @pytest.mark.slow
 def test_frozen_wrong_surrogate_still_samples_the_target(kmc_class):
     """A surrogate fitted to the wrong distribution (shifted, uncorrelated, too wide) only costs
