@@ -111,10 +111,22 @@ class KAMH(KernelStep):
     whiten : bool
         Let the kernel act on states whitened by the history's mean and covariance (default
         True; False is the paper's isotropic kernel in the model's coordinates).
-    adapt_after_tuning : bool
-        Keep adapting through the draws with vanishing probability (see :class:`KernelStep`).
-    model, initial_point, compile_kwargs, rng, blocked
-        As for PyMC's step methods.
+    adapt_after_tuning : bool, default False
+        Keep adapting through the draws with vanishing probability ``a_t = (1 + t/100)^(-1/2)``
+        (the paper's diminishing adaptation). By default everything is frozen after tuning and
+        the draws come from a fixed, exact Metropolis–Hastings kernel.
+    model : pymc.Model, optional
+        The model (default: the one of the enclosing ``with`` block).
+    initial_point : dict, optional
+        Values at which the variables outside the block are taken when compiling (default: the
+        model's initial point).
+    compile_kwargs : dict, optional
+        Passed to :func:`pymc.pytensorf.compile` (for example ``{"mode": "CVM"}`` for a cheap
+        Python ``Op``); those given to ``pm.sample`` do not reach a step you construct.
+    rng : int or numpy.random.Generator, optional
+        Random state; ``pm.sample(random_seed=...)`` reseeds it for every chain.
+    blocked : bool, default True
+        Accepted for PyMC's interface; the step always updates its variables jointly.
 
     Notes
     -----
