@@ -7,6 +7,7 @@ API reference from the numpydoc docstrings. Builds offline (no intersphinx).
 from __future__ import annotations
 
 import inspect
+import json
 import shutil
 import sys
 from pathlib import Path
@@ -86,7 +87,15 @@ def copy_example_notebooks() -> list[str]:
     EXAMPLES_PAGES.mkdir()
     notebooks = sorted(EXAMPLES_SOURCE.glob("*.ipynb")) if EXAMPLES_SOURCE.is_dir() else []
     for notebook in notebooks:
-        shutil.copy2(notebook, EXAMPLES_PAGES / notebook.name)
+        content = json.loads(notebook.read_text(encoding="utf-8"))
+        # A notebook written by jupytext or nbformat may lack the language metadata that
+        # Jupyter adds, and its code cells would then be shown without highlighting (a warning).
+        metadata = content.setdefault("metadata", {})
+        metadata.setdefault("language_info", {"name": "python", "pygments_lexer": "ipython3"})
+        metadata.setdefault(
+            "kernelspec", {"name": "python3", "display_name": "Python 3", "language": "python"}
+        )
+        (EXAMPLES_PAGES / notebook.name).write_text(json.dumps(content), encoding="utf-8")
     lines = [
         "# Examples",
         "",
