@@ -119,3 +119,16 @@ def test_code_blocks_run(path, tmp_path, monkeypatch):
                 raise AssertionError(
                     f"the python block at {relative}:{line} failed: {type(error).__name__}: {error}"
                 ) from error
+
+
+def test_api_reference_lists_every_public_name():
+    """docs/api.md documents every name the package exports (add a directive for a new one)."""
+    import pymc_kernel_steps
+
+    text = (ROOT / "docs" / "api.md").read_text(encoding="utf-8")
+    documented = set(
+        re.findall(r"\.\. auto(?:class|function|exception|data):: (?:[\w.]+\.)?(\w+)", text)
+    )
+    exported = set(pymc_kernel_steps.__all__) - {"__version__", "core"}
+    missing = sorted(exported - documented)
+    assert not missing, f"add to docs/api.md: {missing}"

@@ -10,12 +10,26 @@ import re
 import numpy as np
 import pymc as pm
 import pytest
+from pymc.step_methods.compound import BlockedStep
 
-from pymc_kernel_steps import CKAM, KAMH, AdaptiveMetropolis, KMCFinite, KMCLite
+import pymc_kernel_steps
+from pymc_kernel_steps import CKAM, KMCLite
 
 from ..helpers import correlated_gaussian_model
 
-PUBLIC_STEPS = [KAMH, AdaptiveMetropolis, KMCLite, KMCFinite, CKAM]
+#: every step class the package exports (a new one is covered as soon as it is in ``__all__``)
+PUBLIC_STEPS = [
+    obj
+    for obj in (getattr(pymc_kernel_steps, name) for name in pymc_kernel_steps.__all__)
+    if isinstance(obj, type) and issubclass(obj, BlockedStep)
+]
+
+
+def test_the_public_steps_are_found():
+    names = {cls.__name__ for cls in PUBLIC_STEPS}
+    assert {"KAMH", "AdaptiveMetropolis", "KMCLite", "KMCFinite", "CKAM"} <= names
+
+
 QUIET = dict(progressbar=False, compute_convergence_checks=False)
 
 
