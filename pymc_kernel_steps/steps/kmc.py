@@ -28,7 +28,7 @@ _RW_FACTOR = 2.38
 _SELECTION_POINTS = 500
 _LENGTHSCALE_FACTORS = np.array([1.0, 1.5, 2.0, 3.0])
 #: the confining wall starts this many times beyond the farthest training point
-_WALL_MARGIN = 1.0
+_WALL_MARGIN = 2.0
 #: target acceptance of dual averaging when ``target_accept`` is not given (as PyMC's NUTS)
 DEFAULT_TARGET_ACCEPT = 0.8
 
@@ -445,8 +445,8 @@ class KMCLite(_KMC):
         paper's isotropic kernel in the model's coordinates. Random-walk moves always use the
         history's covariance.
     confine : bool, default True
-        Add to the surrogate the confining term ``−(k/2)(‖u‖ − R)₊²`` with ``R`` the distance of
-        the farthest training point (whitened) and ``k`` one over the mean training variance, so
+        Add to the surrogate the confining term ``−(k/2)(‖u‖ − R)₊²`` with ``R`` twice the distance
+        of the farthest training point (whitened) and ``k`` one over the mean training variance, so
         that trajectories turn back instead of carrying an expensive model far outside the
         region the chain has seen, where the lite surrogate is flat and the random-feature one
         periodic. A fixed potential keeps the move exact.
@@ -616,8 +616,8 @@ class KMCFinite(_KMC):
         paper's isotropic kernel in the model's coordinates. Random-walk moves always use the
         history's covariance.
     confine : bool, default True
-        Add to the surrogate the confining term ``−(k/2)(‖u‖ − R)₊²`` with ``R`` the distance of
-        the farthest training point (whitened) and ``k`` one over the mean training variance, so
+        Add to the surrogate the confining term ``−(k/2)(‖u‖ − R)₊²`` with ``R`` twice the distance
+        of the farthest training point (whitened) and ``k`` one over the mean training variance, so
         that trajectories turn back instead of carrying an expensive model far outside the
         region the chain has seen, where the lite surrogate is flat and the random-feature one
         periodic. A fixed potential keeps the move exact.
