@@ -1,15 +1,18 @@
 """Bayesian optimisation by annealed GP-UCB (paper 003, Alg. 2), and its use to tune HMC's (ε, L).
 
 A :class:`SearchBox` is a box of parameters, some of them integers, each searched on a linear or a
-logarithmic scale; its points map to the unit cube, where a Gaussian process with an ARD
-squared-exponential covariance of unit amplitude models the objective::
+logarithmic scale; its points map to the unit cube, where a zero-mean Gaussian process with an ARD
+squared-exponential covariance models the objective::
 
-    k(u, v) = exp(−½ Σ_j (u_j − v_j)² / ℓ_j²)
+    k(u, v) = σ_f² exp(−½ Σ_j (u_j − v_j)² / ℓ_j²)
 
-The lengthscales ``ℓ_j`` and the noise variance ``σ²`` are fitted by maximising the marginal
-likelihood (:func:`fit_gp`; the paper fixes ``ℓ_j = 0.2`` times the box's width, our starting
-point). Repeated observations at one point are merged into their mean with noise ``σ² / count``,
-so the GP grows with the number of distinct points tried, not with the number of windows.
+The lengthscales ``ℓ_j``, the signal variance ``σ_f²`` and the noise variance ``σ²`` are fitted by
+maximising the marginal likelihood (:func:`fit_gp`). The paper fixes ``σ_f² = 1`` and ``ℓ_j = 0.2``
+(times the box's width), our starting point; with fitted lengthscales a fixed unit signal variance
+against rewards rescaled to at most 4 made the likelihood explain the rewards as noise, and the
+search then ran along the box's edges. Repeated observations at one point are merged into their
+mean with noise ``σ² / count``, so the GP grows with the number of distinct points tried, not with
+the number of windows.
 
 :class:`AnnealedUCB` is Algorithm 2: after each reward ``r_i`` the rewards are rescaled by
 ``s = α / max_j r_j`` (``α = 4``), and with probability ``p_i = max(i − k + 1, 1)^(-1/2)`` the next
@@ -52,7 +55,8 @@ DEFAULT_LENGTHSCALE = 0.2
 DEFAULT_NOISE_VARIANCE = 0.1
 #: bounds of the fitted hyper-parameters (unit-cube lengthscales; noise variance of rewards
 #: rescaled so that the largest is α)
-LENGTHSCALE_BOUNDS = (0.03, 10.0)
+LENGTHSCALE_BOUNDS = (0.03, 2.0)
+SIGNAL_VARIANCE_BOUNDS = (1e-2, 1e2)
 NOISE_VARIANCE_BOUNDS = (1e-6, 1e2)
 
 
@@ -186,7 +190,8 @@ class SearchBox:
 # --------------------------------------------------------------------------- the Gaussian process
 @dataclass
 class GaussianProcessFit:
-    """A fitted zero-mean GP on unit-cube inputs (unit amplitude, ARD squared exponential).
+    """A fitted zero-mean GP on unit-cube inputs (ARD squared exponential of variance
+    ``signal_variance``).
 
     ``noise_scale`` holds per-observation multipliers of the noise variance (``1/count`` for a mean
     of ``count`` rewards).
@@ -196,6 +201,7 @@ class GaussianProcessFit:
     targets: np.ndarray
     noise_scale: np.ndarray
     lengthscales: np.ndarray
+    signal_variance: float
     noise_variance: float
     cholesky_factor: np.ndarray = field(repr=False)
     weights: np.ndarray = field(repr=False)
@@ -208,11 +214,14 @@ def _squared_distances(a, b, lengthscales):
 
 
 def _negative_log_likelihood(log_params, inputs, targets, noise_scale, with_gradient=True):
+    """Negative log marginal likelihood of ``log_params = (log ℓ_1..D, log σ_f², log σ²)`` and
+    its gradient."""
     dim = inputs.shape[1]
     lengthscales = np.exp(log_params[:dim])
-    noise_variance = math.exp(log_params[dim])
+    signal_variance = math.exp(log_params[dim])
+    noise_variance = math.exp(log_params[dim + 1])
     diff2 = (inputs[:, None, :] - inputs[None, :, :]) ** 2  # (n, n, D)
-    kernel = np.exp(-0.5 * np.sum(diff2 / lengthscales**2, axis=-1))
+    kernel = signal_variance * np.exp(-0.5 * np.sum(diff2 / lengthscales**2, axis=-1))
     n = len(targets)
     covariance = kernel + np.diag(noise_variance * noise_scale + 1e-10)
     try:
@@ -231,24 +240,26 @@ def _negative_log_likelihood(log_params, inputs, targets, noise_scale, with_grad
     for j in range(dim):
         derivative = kernel * diff2[:, :, j] / lengthscales[j] ** 2
         gradient[j] = -0.5 * np.sum(outer * derivative)
-    gradient[dim] = -0.5 * np.sum(np.diag(outer) * noise_variance * noise_scale)
+    gradient[dim] = -0.5 * np.sum(outer * kernel)
+    gradient[dim + 1] = -0.5 * np.sum(np.diag(outer) * noise_variance * noise_scale)
     return value, gradient
 
 
 def fit_gp(inputs, targets, noise_scale=None, initial=None) -> GaussianProcessFit:
-    """Fit lengthscales and noise variance by maximum marginal likelihood (L-BFGS-B on their
-    logarithms within ``LENGTHSCALE_BOUNDS`` and ``NOISE_VARIANCE_BOUNDS``, started from the
-    paper's values and from ``initial``, the best kept).
+    """Fit lengthscales, signal variance and noise variance by maximum marginal likelihood
+    (L-BFGS-B on their logarithms within ``LENGTHSCALE_BOUNDS``, ``SIGNAL_VARIANCE_BOUNDS`` and
+    ``NOISE_VARIANCE_BOUNDS``, started from the paper's values and from ``initial``; the best is
+    kept).
 
     Parameters
     ----------
     inputs : array_like, shape (n, D)
         Points in the unit cube.
     targets : array_like, shape (n,)
-        Observed values (zero prior mean, unit prior variance).
+        Observed values (zero prior mean).
     noise_scale : array_like, shape (n,), optional
         Multipliers of the noise variance per observation (default ones).
-    initial : (lengthscales, noise_variance), optional
+    initial : (lengthscales, signal_variance, noise_variance), optional
         A further starting point (e.g. the previous fit).
 
     Returns
@@ -261,12 +272,20 @@ def fit_gp(inputs, targets, noise_scale=None, initial=None) -> GaussianProcessFi
     if targets.shape != (n,):
         raise ValueError(f"`targets` must have shape ({n},), got {targets.shape}.")
     noise_scale = np.ones(n) if noise_scale is None else np.asarray(noise_scale, dtype=float)
-    bounds = [tuple(np.log(LENGTHSCALE_BOUNDS))] * dim + [tuple(np.log(NOISE_VARIANCE_BOUNDS))]
-    starts = [np.log(np.r_[np.full(dim, DEFAULT_LENGTHSCALE), DEFAULT_NOISE_VARIANCE])]
+    bounds = (
+        [tuple(np.log(LENGTHSCALE_BOUNDS))] * dim
+        + [tuple(np.log(SIGNAL_VARIANCE_BOUNDS))]
+        + [tuple(np.log(NOISE_VARIANCE_BOUNDS))]
+    )
+    low, high = np.array(bounds).T
+    starts = [
+        np.log(np.r_[np.full(dim, DEFAULT_LENGTHSCALE), 1.0, DEFAULT_NOISE_VARIANCE]),
+    ]
     if initial is not None:
-        lengthscales, noise_variance = initial
-        start = np.log(np.r_[np.asarray(lengthscales, dtype=float), float(noise_variance)])
-        starts.append(np.clip(start, [b[0] for b in bounds], [b[1] for b in bounds]))
+        lengthscales, signal_variance, noise_variance = initial
+        scales = np.asarray(lengthscales, dtype=float)
+        start = np.log(np.r_[scales, signal_variance, noise_variance])
+        starts.append(np.clip(start, low, high))
     best = None
     for start in starts:
         result = minimize(
@@ -285,23 +304,34 @@ def fit_gp(inputs, targets, noise_scale=None, initial=None) -> GaussianProcessFi
         best = (math.inf, starts[0])
     value, log_params = best
     lengthscales = np.exp(log_params[:dim])
-    noise_variance = float(np.exp(log_params[dim]))
-    covariance = np.exp(-0.5 * _squared_distances(inputs, inputs, lengthscales))
+    signal_variance = float(np.exp(log_params[dim]))
+    noise_variance = float(np.exp(log_params[dim + 1]))
+    covariance = signal_variance * np.exp(-0.5 * _squared_distances(inputs, inputs, lengthscales))
     covariance += np.diag(noise_variance * noise_scale + 1e-10)
     factor = cholesky(covariance, lower=True)
     weights = cho_solve((factor, True), targets)
     return GaussianProcessFit(
-        inputs, targets, noise_scale, lengthscales, noise_variance, factor, weights, value
+        inputs,
+        targets,
+        noise_scale,
+        lengthscales,
+        signal_variance,
+        noise_variance,
+        factor,
+        weights,
+        value,
     )
 
 
 def gp_predict(fit: GaussianProcessFit, points) -> tuple[np.ndarray, np.ndarray]:
     """Posterior mean and standard deviation of the latent function at unit-cube ``points``."""
     points = np.atleast_2d(np.asarray(points, dtype=float))
-    cross = np.exp(-0.5 * _squared_distances(points, fit.inputs, fit.lengthscales))
+    cross = fit.signal_variance * np.exp(
+        -0.5 * _squared_distances(points, fit.inputs, fit.lengthscales)
+    )
     mean = cross @ fit.weights
     solved = solve_triangular(fit.cholesky_factor, cross.T, lower=True)
-    variance = np.clip(1.0 - np.sum(solved * solved, axis=0), 0.0, None)
+    variance = np.clip(fit.signal_variance - np.sum(solved * solved, axis=0), 0.0, None)
     return mean, np.sqrt(variance)
 
 
@@ -386,7 +416,7 @@ class AnnealedUCB:
             raise ValueError("no rewards observed yet.")
         _, inputs, targets, noise_scale = self._data()
         gp = fit_gp(inputs, targets, noise_scale, initial=self.hyperparameters)
-        self.hyperparameters = (tuple(gp.lengthscales), gp.noise_variance)
+        self.hyperparameters = (tuple(gp.lengthscales), gp.signal_variance, gp.noise_variance)
         return gp
 
     def acquisition_maximiser(self, gp: GaussianProcessFit | None = None) -> tuple:
