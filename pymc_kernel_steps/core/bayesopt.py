@@ -518,6 +518,11 @@ class WindowedTuner:
         step_size, n_steps = self.optimizer.best()
         return float(step_size), int(n_steps)
 
+    def move_to(self, point) -> None:
+        """Continue from ``point`` (clipped to the box) with a fresh window."""
+        self.optimizer.point = self.optimizer.box.clip(point)
+        self._jump_sum, self._count = 0.0, 0
+
 
 #: the default box of (ε, L) around a reference step size ε₀ (where one leapfrog step is
 #: accepted with probability ½, in the mass matrix's metric): ε ∈ [ε₀ / 10, 2 ε₀] and

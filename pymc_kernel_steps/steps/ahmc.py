@@ -10,6 +10,7 @@ from typing import ClassVar
 import numpy as np
 import pytensor
 from pymc.blocking import RaveledVars
+from pymc.model import modelcontext
 from pymc.pytensorf import compile as pm_compile
 from pymc.pytensorf import join_nonshared_inputs
 from rich.progress import TextColumn
@@ -122,7 +123,16 @@ class AdaptiveHMC(KernelStep):
     ``diverging``.
 
     This step uses the model's gradient: it is the gradient-based comparator of the package's
-    gradient-free samplers, and an alternative to NUTS.
+    gradient-free samplers, and an alternative to NUTS. See ``docs/samplers.md`` for where it
+    deviates from the paper and ``docs/benchmarks/ahmc-logistic.md`` for how it compares.
+
+    Examples
+    --------
+    >>> import pymc as pm
+    >>> from pymc_kernel_steps import AdaptiveHMC
+    >>> with pm.Model():
+    ...     x = pm.Normal("x", 0.0, 1.0, shape=3)
+    ...     idata = pm.sample(step=AdaptiveHMC(n_steps_bounds=(1, 20)), random_seed=1)
     """
 
     name = "adaptive_hmc"
@@ -189,8 +199,6 @@ class AdaptiveHMC(KernelStep):
         self._logp_dlogp_fn = self._compile_logp_and_grad(model, initial_point, compile_kwargs)
 
     def _compile_logp_and_grad(self, model, initial_point, compile_kwargs):
-        from pymc.model import modelcontext
-
         model = modelcontext(model)
         if initial_point is None:
             initial_point = model.initial_point()
@@ -291,8 +299,7 @@ class AdaptiveHMC(KernelStep):
             return
         chain.step_size, chain.max_n_steps = tuner.best()
         if self.adapt_after_tuning:  # go on from the best point, with a fresh window
-            tuner.optimizer.point = (chain.step_size, chain.max_n_steps)
-            tuner._jump_sum, tuner._count = 0.0, 0
+            tuner.move_to((chain.step_size, chain.max_n_steps))
 
     # ------------------------------------------------------------------ the transition
     def astep(self, q0: RaveledVars):
