@@ -218,10 +218,10 @@ def test_sequential_chains_do_not_leak_state():
     model = correlated_gaussian_model()
     with model:
         step = AdaptiveHMC()
-    both = _sample(model, step, tune=150, draws=100, chains=2, random_seed=5)
-    again = _sample(model, tune=150, draws=100, chains=2, random_seed=5)
+    both = _sample(model, step, tune=100, draws=50, chains=2, random_seed=5)
+    again = _sample(model, tune=100, draws=50, chains=2, random_seed=5)
     np.testing.assert_array_equal(both.posterior.x.values, again.posterior.x.values)
-    assert step.chain.iteration == 250
+    assert step.chain.iteration == 150
 
 
 def test_stats_present_with_declared_dtypes():
@@ -259,7 +259,7 @@ def test_compound_with_nuts_is_correct():
         pm.Normal("y", b, 1.0, observed=1.5)
         steps = [AdaptiveHMC([a]), pm.NUTS([b])]
         idata = pm.sample(
-            step=steps, tune=1000, draws=3000, chains=2, cores=1, random_seed=2, **QUIET
+            step=steps, tune=500, draws=2000, chains=2, cores=1, random_seed=2, **QUIET
         )
     cov = np.linalg.inv(np.array([[2.0, -1.0], [-1.0, 2.0]]))
     mean = cov @ np.array([0.0, 1.5])
