@@ -334,18 +334,19 @@ class _KMC(KernelStep):
                 initial = chain.step_size
             chain.step_size = initial
             if self.trajectory_tuning == "bayesopt":
-                chain.step_size_tuner = self._trajectory_tuner(initial)
+                chain.step_size_tuner = self._trajectory_tuner(initial, chain.max_n_steps)
                 chain.step_size, chain.max_n_steps = chain.step_size_tuner.parameters
             elif self.step_size_adaptation == "esjd":
                 chain.step_size_tuner = JumpDistanceStepSize(initial)
             else:
                 chain.step_size_tuner = DualAveraging(initial, target=self.target_accept)
 
-    def _trajectory_tuner(self, step_size: float) -> WindowedTuner:
+    def _trajectory_tuner(self, step_size: float, max_n_steps: int) -> WindowedTuner:
         """GP-UCB over ``ε ∈ [ε₀/30, 3ε₀]`` (``ε₀`` the initial step size: the same box at every
         restart, so that the search cannot drift) and ``L`` in the ``n_steps`` range (paper 003),
-        started at ``(step_size, L_max)``, rewarding the ESJD per target evaluation (one per
-        iteration: the trajectory costs none), in windows of a hundredth of the tuning phase."""
+        started at ``(step_size, max_n_steps)`` (``L_max`` at first), rewarding the ESJD per
+        target evaluation (one per iteration: the trajectory costs none), in windows of a
+        hundredth of the tuning phase."""
         initial = self.initial_step_size or 1.0 / math.sqrt(self.dim)
         box = SearchBox(
             (initial / 30, self.n_steps_range[0]),
@@ -355,7 +356,8 @@ class _KMC(KernelStep):
             names=("step_size", "n_steps"),
         )
         window = max(1, self._tune_length // 100)
-        return WindowedTuner(box, window, cost_exponent=0.0, start=(step_size, box.upper[1]))
+        start = (step_size, max_n_steps or box.upper[1])
+        return WindowedTuner(box, window, cost_exponent=0.0, start=start)
 
     def _hyperparameters(self, points) -> tuple[float, float]:
         if self.fixed_lengthscale is not None and self.fixed_regularization is not None:
