@@ -281,16 +281,19 @@ class AdaptiveHMC(KernelStep):
         chain.step_size, chain.max_n_steps = chain.tuner.parameters
         return evaluations + used
 
-    def _update_mass(self) -> None:
+    def _update_mass(self) -> bool:
+        """Estimate the mass matrix from the draws since the last estimate; True if it changed."""
         chain = self.chain
         start = chain.last_mass_update or chain.iteration // 2
         draws = chain.history.points[start : chain.iteration]
         chain.last_mass_update = chain.iteration
         if len(draws) < MIN_MASS_DRAWS:
-            return
+            return False
         variance = regularized_variance(draws)
-        if np.all(np.isfinite(variance)) and np.all(variance > 0):
-            chain.inv_mass = variance
+        if not (np.all(np.isfinite(variance)) and np.all(variance > 0)):
+            return False
+        chain.inv_mass = variance
+        return True
 
     def _on_stop_tuning(self) -> None:
         chain = self.chain
@@ -324,8 +327,7 @@ class AdaptiveHMC(KernelStep):
                 self._snapshot_outside()
         if chain.tuner is None:
             evaluations = self._start_optimisation(evaluations)
-        elif self.tune and chain.iteration in chain.mass_updates:
-            self._update_mass()
+        elif self.tune and chain.iteration in chain.mass_updates and self._update_mass():
             evaluations = self._start_optimisation(evaluations)
 
         step_size, max_n_steps = chain.step_size, chain.max_n_steps
