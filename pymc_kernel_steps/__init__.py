@@ -6,6 +6,7 @@ from .core import GaussianKernel, LinearKernel, MaternKernel, RationalQuadraticK
 from .steps import (
     CKAM,
     KAMH,
+    AdaptiveHMC,
     AdaptiveMetropolis,
     KMCFinite,
     KMCLite,
@@ -14,6 +15,7 @@ from .steps import (
 )
 
 __all__ = [
+    "AdaptiveHMC",
     "CKAM",
     "KAMH",
     "AdaptiveMetropolis",

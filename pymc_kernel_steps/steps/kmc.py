@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from ..core.adaptation import DualAveraging, JumpDistanceStepSize, RobbinsMonroScale
+from ..core.bayesopt import SearchBox, WindowedTuner
 from ..core.history import ChainHistory
 from ..core.integrators import kinetic_energy
 from ..core.kernels import GaussianKernel, median_lengthscale
@@ -45,7 +46,8 @@ class KMCChain(ChainState):
     wall_radius: float = math.inf
     wall_stiffness: float = 0.0
     step_size: float = math.nan
-    step_size_tuner: DualAveraging | JumpDistanceStepSize | None = None
+    step_size_tuner: DualAveraging | JumpDistanceStepSize | WindowedTuner | None = None
+    max_n_steps: int = 0  # L of trajectory_tuning='bayesopt' (L_r ~ U{1..L})
     lengthscale: float = math.nan
     regularization: float = math.nan
     last_fit_iteration: int = 0
@@ -78,6 +80,7 @@ class _KMC(KernelStep):
         n_steps: int | tuple[int, int] = (10, 30),
         step_size: float | None = None,
         step_size_adaptation: str = "esjd",
+        trajectory_tuning: str | None = None,
         target_accept: float | None = None,
         step_size_jitter: float = 0.2,
         lengthscale: float | None = None,
@@ -114,6 +117,11 @@ class _KMC(KernelStep):
                 "`step_size_adaptation` must be 'esjd' or 'dual_averaging', "
                 f"got {step_size_adaptation!r}."
             )
+        if trajectory_tuning not in (None, "bayesopt"):
+            raise ValueError(
+                f"`trajectory_tuning` must be None or 'bayesopt', got {trajectory_tuning!r}."
+            )
+        self.trajectory_tuning = trajectory_tuning
         if target_accept is not None and step_size_adaptation != "dual_averaging":
             raise ValueError(
                 "`target_accept` has an effect only with step_size_adaptation='dual_averaging' "
@@ -201,12 +209,15 @@ class _KMC(KernelStep):
             proposal = x + chain.rw_whitening.chol @ step
             return proposal, 0.0, {"surrogate": False, "n_steps": 0, "step_size": math.nan}
         step_size = chain.step_size
-        if self.tune and isinstance(chain.step_size_tuner, JumpDistanceStepSize):
-            step_size = chain.step_size_tuner.propose(self.rng)
-        jitter = self.step_size_jitter
-        step_size *= 1.0 + jitter * (2.0 * self.rng.uniform() - 1.0)
-        low, high = self.n_steps_range
-        n_steps = int(self.rng.integers(low, high + 1))
+        if isinstance(chain.step_size_tuner, WindowedTuner):  # paper 003's L_r ~ U{1..L}
+            n_steps = int(self.rng.integers(1, chain.max_n_steps + 1))
+        else:
+            if self.tune and isinstance(chain.step_size_tuner, JumpDistanceStepSize):
+                step_size = chain.step_size_tuner.propose(self.rng)
+            jitter = self.step_size_jitter
+            step_size *= 1.0 + jitter * (2.0 * self.rng.uniform() - 1.0)
+            low, high = self.n_steps_range
+            n_steps = int(self.rng.integers(low, high + 1))
         momentum = self.rng.standard_normal(self.dim) / np.sqrt(chain.inv_mass)
         position_white, momentum_new = chain.surrogate.leapfrog(
             chain.whitening.whiten(x),
@@ -292,7 +303,11 @@ class _KMC(KernelStep):
             return
         tuner = chain.step_size_tuner
         if info["surrogate"] and tuner is not None and self.tune:
-            if isinstance(tuner, JumpDistanceStepSize):
+            if isinstance(tuner, WindowedTuner):
+                squared_jump = info["squared_jump"]
+                tuner.record(self.rng, accept_prob * squared_jump)
+                chain.step_size, chain.max_n_steps = tuner.parameters
+            elif isinstance(tuner, JumpDistanceStepSize):
                 squared_jump = info["squared_jump"]
                 chain.step_size = tuner.update(
                     accept_prob * squared_jump if math.isfinite(squared_jump) else 0.0
@@ -309,6 +324,9 @@ class _KMC(KernelStep):
         chain = self.chain
         if isinstance(chain.step_size_tuner, DualAveraging):
             chain.step_size = chain.step_size_tuner.final_step_size
+        tuner = chain.step_size_tuner
+        if isinstance(tuner, WindowedTuner) and tuner.optimizer.observed:
+            chain.step_size, chain.max_n_steps = tuner.best()
 
     def _fit(self, x, select: bool) -> None:
         """(Re)fit the surrogate; with ``select`` also choose (ℓ, λ) by cross-validation and
@@ -336,10 +354,31 @@ class _KMC(KernelStep):
             else:
                 initial = chain.step_size
             chain.step_size = initial
-            if self.step_size_adaptation == "esjd":
+            if self.trajectory_tuning == "bayesopt":
+                chain.step_size_tuner = self._trajectory_tuner(initial, chain.max_n_steps)
+                chain.step_size, chain.max_n_steps = chain.step_size_tuner.parameters
+            elif self.step_size_adaptation == "esjd":
                 chain.step_size_tuner = JumpDistanceStepSize(initial)
             else:
                 chain.step_size_tuner = DualAveraging(initial, target=self.target_accept)
+
+    def _trajectory_tuner(self, step_size: float, max_n_steps: int) -> WindowedTuner:
+        """GP-UCB over ``ε ∈ [ε₀/30, 3ε₀]`` (``ε₀`` the initial step size: the same box at every
+        restart, so that the search cannot drift) and ``L`` in the ``n_steps`` range (paper 003),
+        started at ``(step_size, max_n_steps)`` (``L_max`` at first), rewarding the ESJD per
+        target evaluation (one per iteration: the trajectory costs none), in windows of a
+        hundredth of the tuning phase."""
+        initial = self.initial_step_size or 1.0 / math.sqrt(self.dim)
+        box = SearchBox(
+            (initial / 30, self.n_steps_range[0]),
+            (3 * initial, self.n_steps_range[1]),
+            integer=(False, True),
+            log_scale=(True, True),
+            names=("step_size", "n_steps"),
+        )
+        window = max(1, self._tune_length // 100)
+        start = (step_size, max_n_steps or box.upper[1])
+        return WindowedTuner(box, window, cost_exponent=0.0, start=start)
 
     def _hyperparameters(self, points) -> tuple[float, float]:
         if self.fixed_lengthscale is not None and self.fixed_regularization is not None:
@@ -419,6 +458,15 @@ class KMCLite(_KMC):
         tunes towards ``target_accept`` as NUTS does. With a surrogate gradient the acceptance
         rate is capped by the surrogate's error at every step size, and dual averaging towards
         0.8 then shrinks the step size until trajectories barely move.
+    trajectory_tuning : {None, "bayesopt"}, optional
+        None (default): the step size is tuned as ``step_size_adaptation`` says and ``n_steps``
+        is drawn from its range. ``"bayesopt"``: ``(ε, L)`` are tuned together by annealed
+        GP-UCB (paper 003, :class:`~pymc_kernel_steps.core.WindowedTuner`) over
+        ``ε ∈ [ε₀/30, 3ε₀]`` (``ε₀`` the initial step size) and ``L`` in the ``n_steps`` range,
+        restarted from the best point so far whenever the surrogate is re-selected, rewarding
+        the ESJD per target evaluation in windows of a hundredth of the tuning phase; each
+        trajectory takes ``L_r ~ U{1..L}`` steps without jitter, and the best ``(ε, L)`` is
+        frozen after tuning.
     target_accept : float, optional
         Target acceptance of dual averaging, in (0, 1) (default 0.8). Accepted only with
         ``step_size_adaptation="dual_averaging"``: the default ``"esjd"`` has no target
@@ -506,6 +554,7 @@ class KMCLite(_KMC):
         n_steps: int | tuple[int, int] = (10, 30),
         step_size: float | None = None,
         step_size_adaptation: str = "esjd",
+        trajectory_tuning: str | None = None,
         target_accept: float | None = None,
         step_size_jitter: float = 0.2,
         lengthscale: float | None = None,
@@ -530,6 +579,7 @@ class KMCLite(_KMC):
             n_steps=n_steps,
             step_size=step_size,
             step_size_adaptation=step_size_adaptation,
+            trajectory_tuning=trajectory_tuning,
             target_accept=target_accept,
             step_size_jitter=step_size_jitter,
             lengthscale=lengthscale,
@@ -593,6 +643,15 @@ class KMCFinite(_KMC):
         tunes towards ``target_accept`` as NUTS does. With a surrogate gradient the acceptance
         rate is capped by the surrogate's error at every step size, and dual averaging towards
         0.8 then shrinks the step size until trajectories barely move.
+    trajectory_tuning : {None, "bayesopt"}, optional
+        None (default): the step size is tuned as ``step_size_adaptation`` says and ``n_steps``
+        is drawn from its range. ``"bayesopt"``: ``(ε, L)`` are tuned together by annealed
+        GP-UCB (paper 003, :class:`~pymc_kernel_steps.core.WindowedTuner`) over
+        ``ε ∈ [ε₀/30, 3ε₀]`` (``ε₀`` the initial step size) and ``L`` in the ``n_steps`` range,
+        restarted from the best point so far whenever the surrogate is re-selected, rewarding
+        the ESJD per target evaluation in windows of a hundredth of the tuning phase; each
+        trajectory takes ``L_r ~ U{1..L}`` steps without jitter, and the best ``(ε, L)`` is
+        frozen after tuning.
     target_accept : float, optional
         Target acceptance of dual averaging, in (0, 1) (default 0.8). Accepted only with
         ``step_size_adaptation="dual_averaging"``: the default ``"esjd"`` has no target
@@ -673,6 +732,7 @@ class KMCFinite(_KMC):
         n_steps: int | tuple[int, int] = (10, 30),
         step_size: float | None = None,
         step_size_adaptation: str = "esjd",
+        trajectory_tuning: str | None = None,
         target_accept: float | None = None,
         step_size_jitter: float = 0.2,
         lengthscale: float | None = None,
@@ -696,6 +756,7 @@ class KMCFinite(_KMC):
             n_steps=n_steps,
             step_size=step_size,
             step_size_adaptation=step_size_adaptation,
+            trajectory_tuning=trajectory_tuning,
             target_accept=target_accept,
             step_size_jitter=step_size_jitter,
             lengthscale=lengthscale,
