@@ -95,36 +95,46 @@ class AdaptiveHMC(KernelStep):
         doubling/halving at the current point after each mass-matrix update).
     n_steps_bounds : (int, int), optional
         The box's range of ``L`` (default ``[1, min(1000, max(10, ⌈2π / ε₀⌉))]``).
-    adapt_mass : bool
-        Estimate the diagonal mass matrix from the tuning draws (default True; False keeps the
-        identity).
-    n_windows : int
+    adapt_mass : bool, default True
+        Estimate the diagonal mass matrix from the tuning draws (False keeps the identity).
+    n_windows : int, default 100
         ``k``: reward windows per tuning phase (``m = max(1, B // k)`` iterations each) and the
-        offset of the annealing ``p_i = max(i − k + 1, 1)^(-1/2)`` (default 100, the paper's).
+        offset of the annealing ``p_i = max(i − k + 1, 1)^(-1/2)`` (the paper's value).
     window : int, optional
         Iterations per reward window, overriding ``B // n_windows``.
-    reward_max : float
-        ``α``: rewards are rescaled so that the largest is ``α`` (default 4, the paper's).
-    adapt_after_tuning : bool
-        False (default): ``(ε, L)`` and the mass matrix are frozen after tuning, and the draws
+    reward_max : float, default 4.0
+        ``α``: rewards are rescaled so that the largest is ``α`` (the paper's value).
+    adapt_after_tuning : bool, default False
+        False: ``(ε, L)`` and the mass matrix are frozen after tuning, and the draws
         come from one exact HMC kernel. True: the paper's infinite adaptation — the windows go on
         through the draws, and after each one ``(ε, L)`` moves to the acquisition's maximiser with
         the vanishing probability ``p_i`` (the mass matrix stays frozen).
-    model, initial_point, compile_kwargs, rng, blocked
-        As for PyMC's step methods.
+    model : pymc.Model, optional
+        The model (default: the one of the enclosing ``with`` block).
+    initial_point : dict, optional
+        Values at which the variables outside the block are taken when compiling (default: the
+        model's initial point).
+    compile_kwargs : dict, optional
+        Passed to :func:`pymc.pytensorf.compile`; those given to ``pm.sample`` do not reach a step
+        you construct.
+    rng : int or numpy.random.Generator, optional
+        Random state; ``pm.sample(random_seed=...)`` reseeds it for every chain.
+    blocked : bool, default True
+        Accepted for PyMC's interface; the step always updates its variables jointly.
 
     Notes
     -----
-    Stats: ``accept``, ``accepted`` (float64), ``logp_evals`` (evaluations of the log density
-    and its gradient this iteration: ``L_r``, plus the step-size searches), ``tune``,
-    ``model_logp``, ``logp_nan``, ``step_size`` (``ε``), ``n_steps`` (``L_r``, the leapfrog
+    Sample stats (in ``idata.sample_stats``): ``accept``, ``accepted`` (float64), ``logp_evals``
+    (evaluations of the log density and its gradient this iteration: ``L_r``, plus the step-size
+    searches), ``lp`` (the model's log density, emitted as ``model_logp``), ``logp_nan``, ``step_size`` (``ε``), ``n_steps`` (``L_r``, the leapfrog
     steps taken), ``max_n_steps`` (``L``), ``esjd`` (this iteration's ``α ‖x* − x‖²_{M⁻¹}``),
     ``tuning_window`` (index of the reward window, −1 once frozen), ``energy_error`` and
-    ``diverging``.
+    ``diverging``. The ``tune`` and ``warning`` stats are consumed by PyMC and do not appear in
+    the DataTree.
 
     This step uses the model's gradient: it is the gradient-based comparator of the package's
-    gradient-free samplers, and an alternative to NUTS. See ``docs/samplers.md`` for where it
-    deviates from the paper and ``docs/benchmarks/ahmc-logistic.md`` for how it compares.
+    gradient-free samplers, and an alternative to NUTS. See the Algorithms page of the documentation for where it
+    deviates from the paper and the documentation's benchmark pages for how it compares.
 
     Examples
     --------
