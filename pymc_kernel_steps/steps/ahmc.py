@@ -124,17 +124,18 @@ class AdaptiveHMC(KernelStep):
 
     Notes
     -----
-    Sample stats (in ``idata.sample_stats``): ``accept``, ``accepted`` (float64), ``logp_evals``
-    (evaluations of the log density and its gradient this iteration: ``L_r``, plus the step-size
-    searches), ``lp`` (the model's log density, emitted as ``model_logp``), ``logp_nan``, ``step_size`` (``ε``), ``n_steps`` (``L_r``, the leapfrog
-    steps taken), ``max_n_steps`` (``L``), ``esjd`` (this iteration's ``α ‖x* − x‖²_{M⁻¹}``),
+    Sample stats (in ``idata.sample_stats``): ``accept``, ``accepted`` (float64),
+    ``logp_evals`` (evaluations of the log density and its gradient this iteration: ``L_r``,
+    plus the step-size searches), ``lp`` (the model's log density, emitted as ``model_logp``),
+    ``logp_nan``, ``step_size`` (``ε``), ``n_steps`` (``L_r``, the leapfrog steps taken),
+    ``max_n_steps`` (``L``), ``esjd`` (this iteration's ``α ‖x* − x‖²_{M⁻¹}``),
     ``tuning_window`` (index of the reward window, −1 once frozen), ``energy_error`` and
     ``diverging``. The ``tune`` and ``warning`` stats are consumed by PyMC and do not appear in
     the DataTree.
 
     This step uses the model's gradient: it is the gradient-based comparator of the package's
-    gradient-free samplers, and an alternative to NUTS. See the Algorithms page of the documentation for where it
-    deviates from the paper and the documentation's benchmark pages for how it compares.
+    gradient-free samplers, and an alternative to NUTS. The documentation's Algorithms page says
+    where it deviates from the paper, and its benchmark pages how it compares.
 
     Examples
     --------
