@@ -189,7 +189,7 @@ def _theta_vector(theta) -> Variable:
     for part in parts:
         try:
             tensor = pt.as_tensor_variable(part)
-        except (TypeError, ValueError) as error:
+        except (TypeError, ValueError, NotImplementedError) as error:
             raise TypeError(
                 f"`theta` must be a PyTensor variable, a number or an array (or a list of them), "
                 f"got {part!r} of type {type(part).__name__}"
