@@ -49,34 +49,39 @@ def _describe(value) -> str:
 def _log_estimate_value(value, name: str, theta: np.ndarray) -> float:
     """``value`` as a float if it is a real floating scalar other than +inf; else a clear error
     naming the estimator and the parameter value."""
-    where = f"`loglike_estimate` of {name!r} at theta={theta.tolist()}"
+    if isinstance(value, float) and value != math.inf:  # the common case, fast
+        return value
     if isinstance(value, np.ndarray) and value.ndim == 0:
         scalar = value
     elif isinstance(value, float | np.floating):
         scalar = np.asarray(value)
     elif isinstance(value, np.ndarray):
         raise ValueError(
-            f"{where} returned {_describe(value)}; it must return one float, the log of an "
-            "unbiased estimate of the likelihood (sum the terms of independent observations "
-            "yourself)."
+            f"{_where(name, theta)} returned {_describe(value)}; it must return one float, the "
+            "log of an unbiased estimate of the likelihood (sum the terms of independent "
+            "observations yourself)."
         )
     else:
         raise TypeError(
-            f"{where} returned {_describe(value)}; it must return a float, the log of an "
-            "unbiased estimate of the likelihood."
+            f"{_where(name, theta)} returned {_describe(value)}; it must return a float, the log "
+            "of an unbiased estimate of the likelihood."
         )
     if scalar.dtype.kind != "f":
         raise TypeError(
-            f"{where} returned {_describe(value)}; it must return a float, the log of an "
-            "unbiased estimate of the likelihood (e.g. `return float(value)`)."
+            f"{_where(name, theta)} returned {_describe(value)}; it must return a float, the log "
+            "of an unbiased estimate of the likelihood (e.g. `return float(value)`)."
         )
     result = float(scalar)
     if result == math.inf:
         raise ValueError(
-            f"{where} returned +inf, which is not the log of an estimate of a finite "
-            "likelihood. Return -inf for a zero estimate."
+            f"{_where(name, theta)} returned +inf, which is not the log of an estimate of a "
+            "finite likelihood. Return -inf for a zero estimate."
         )
     return result
+
+
+def _where(name: str, theta: np.ndarray) -> str:
+    return f"`loglike_estimate` of {name!r} at theta={theta.tolist()}"
 
 
 class LogLikelihoodEstimateOp(RNGConsumerOp):
