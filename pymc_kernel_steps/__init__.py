@@ -3,6 +3,7 @@
 from . import core
 from ._version import __version__
 from .core import GaussianKernel, LinearKernel, MaternKernel, RationalQuadraticKernel
+from .pseudo_marginal import pseudo_marginal_potential
 from .steps import (
     CKAM,
     KAMH,
@@ -28,5 +29,6 @@ __all__ = [
     "RationalQuadraticKernel",
     "__version__",
     "core",
+    "pseudo_marginal_potential",
     "sampling_phase",
 ]
