@@ -25,6 +25,8 @@ __all__ = ["KAMH", "AdaptiveMetropolis"]
 _RW_FACTOR = 2.38
 #: adapted scales stay within this factor of where they started (never collapse to zero)
 SCALE_RANGE = 1e4
+#: below this trace of MᵀHM the kernel's features vanish at the state: it sets no scale for ν²
+_MIN_TRACE = 1e-12
 #: candidate multiples of the median-heuristic lengthscale tried during tuning (default kernel)
 LENGTHSCALE_FACTORS = (1.0, 2.0, 4.0, 8.0)
 #: weight of a new squared jump in the candidates' moving averages
@@ -355,6 +357,11 @@ class KAMH(KernelStep):
         chain = self.chain
         history = chain.history
         subsample = history.subsample(self.rng, self.subsample_size, start=len(history) // 2)
+        if np.unique(subsample, axis=0).shape[0] < 2:
+            # A stuck chain (e.g. on a lucky pseudo-marginal estimate): the recent history holds
+            # one state, where the kernel's features vanish and ν² would be rescaled without
+            # bound. Keep the proposal learned so far (or the random walk before the first fit).
+            return
         if self.whiten:
             whitening = Whitening.from_points(
                 subsample,
@@ -407,10 +414,12 @@ class KAMH(KernelStep):
         and bounded relative to the history's own scale."""
         chain = self.chain
         total = _RW_FACTOR**2 if self.whiten else chain.rw_scale.scale**2 * self.dim
-        natural = [total / t if t > 0 and np.isfinite(t) else 1.0 for t in traces]
+        natural = [total / t if _MIN_TRACE < t < np.inf else math.nan for t in traces]
         if first or chain.candidate_nu2_scales is None:
             chain.candidate_nu2_scales = [
-                RobbinsMonroScale.within(nu2, SCALE_RANGE, target=self.target_accept)
+                RobbinsMonroScale.within(
+                    nu2 if math.isfinite(nu2) else 1.0, SCALE_RANGE, target=self.target_accept
+                )
                 for nu2 in natural
             ]
         else:
@@ -418,7 +427,7 @@ class KAMH(KernelStep):
                 if previous_n and previous_n != n:
                     # Mᵀ H M grows with n: keep the proposal's scale when the sub-sample grows
                     scale.rescale(previous_n / n)
-                if self.whiten:
+                if self.whiten and math.isfinite(nu2):  # no scale where the features vanish
                     scale.recentre(nu2, SCALE_RANGE)
         index = chain.candidate if chain.candidates is not None else 0
         chain.nu2_scale = chain.candidate_nu2_scales[index]
