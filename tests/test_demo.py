@@ -18,6 +18,8 @@ def test_demo_prints_a_row_per_sampler(capsys):
             "60",
             "--chains",
             "1",
+            "--figure",
+            "",
         ]
     )
     lines = table.splitlines()
@@ -32,3 +34,13 @@ def test_demo_prints_a_row_per_sampler(capsys):
 def test_demo_rejects_unknown_samplers():
     with pytest.raises(SystemExit):
         demo.main(["--samplers", "NoSuchSampler"])
+
+
+def test_demo_writes_the_benchmark_figure(tmp_path):
+    out = demo.write_benchmark_figure(demo.BENCHMARK_RUNS, tmp_path / "figure.png")
+    assert out is not None and out.stat().st_size > 10_000
+
+
+def test_demo_says_why_when_there_are_no_benchmark_runs(tmp_path, capsys):
+    assert demo.write_benchmark_figure(tmp_path / "missing.csv.gz", tmp_path / "f.png") is None
+    assert "missing.csv.gz" in capsys.readouterr().out
