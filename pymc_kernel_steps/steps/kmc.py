@@ -30,6 +30,8 @@ _SELECTION_POINTS = 500
 _LENGTHSCALE_FACTORS = np.array([1.0, 1.5, 2.0, 3.0])
 #: the confining wall starts this many times beyond the farthest training point
 _WALL_MARGIN = 2.0
+#: fewer distinct training states than this (a stuck chain) and the surrogate is not refitted
+_MIN_DISTINCT_STATES = 10
 #: target acceptance of dual averaging when ``target_accept`` is not given (as PyMC's NUTS)
 DEFAULT_TARGET_ACCEPT = 0.8
 
@@ -295,10 +297,11 @@ class _KMC(KernelStep):
         if chain.surrogate is None:
             if len(chain.history) % 50 == 0:
                 self._update_rw_whitening()
-            if len(
-                chain.history
-            ) >= self.min_history and chain.accepted_moves >= min_accepted_moves(self.dim):
-                self._fit(x, select=True)
+            if (
+                len(chain.history) >= max(self.min_history, chain.next_selection_size)
+                and chain.accepted_moves >= min_accepted_moves(self.dim)
+                and self._fit(x, select=True)
+            ):
                 info["refit"] = True
             return
         tuner = chain.step_size_tuner
@@ -315,8 +318,7 @@ class _KMC(KernelStep):
             else:
                 chain.step_size = tuner.update(accept_prob)
         if len(chain.history) >= chain.next_selection_size:
-            self._fit(x, select=True)
-            info["refit"] = True
+            info["refit"] = self._fit(x, select=True)
         elif self._update_surrogate(x):
             info["refit"] = True
 
@@ -328,15 +330,25 @@ class _KMC(KernelStep):
         if isinstance(tuner, WindowedTuner) and tuner.optimizer.observed:
             chain.step_size, chain.max_n_steps = tuner.best()
 
-    def _fit(self, x, select: bool) -> None:
+    def _fit(self, x, select: bool) -> bool:
         """(Re)fit the surrogate; with ``select`` also choose (ℓ, λ) by cross-validation and
-        re-estimate the mass matrix, then restart the step-size adaptation."""
+        re-estimate the mass matrix, then restart the step-size adaptation.
+
+        Returns False, changing nothing, when the training states hold fewer than
+        ``_MIN_DISTINCT_STATES`` distinct states (a chain stuck on a lucky pseudo-marginal
+        estimate): the surrogate so far, or the random walk before the first fit, is kept, and
+        the next selection waits until the history has doubled."""
         chain = self.chain
+        training = self._training_points()
+        if np.unique(training, axis=0).shape[0] < _MIN_DISTINCT_STATES:
+            if select:
+                chain.next_selection_size = 2 * len(chain.history)
+            return False
         if select:
             self._update_rw_whitening()
             if self.whiten:
                 chain.whitening = chain.rw_whitening
-        points = chain.whitening.whiten(self._training_points())
+        points = chain.whitening.whiten(training)
         if select:
             variance = points.var(axis=0)
             if self.adapt_mass and np.all(np.isfinite(variance)) and np.all(variance > 0):
@@ -361,6 +373,7 @@ class _KMC(KernelStep):
                 chain.step_size_tuner = JumpDistanceStepSize(initial)
             else:
                 chain.step_size_tuner = DualAveraging(initial, target=self.target_accept)
+        return True
 
     def _trajectory_tuner(self, step_size: float, max_n_steps: int) -> WindowedTuner:
         """GP-UCB over ``ε ∈ [ε₀/30, 3ε₀]`` (``ε₀`` the initial step size: the same box at every
@@ -609,8 +622,7 @@ class KMCLite(_KMC):
         chain = self.chain
         if chain.iteration - chain.last_fit_iteration < self.refit_interval:
             return False
-        self._fit(x, select=False)
-        return True
+        return self._fit(x, select=False)
 
 
 class KMCFinite(_KMC):

@@ -315,3 +315,42 @@ def test_vanishing_adaptation_through_the_draws_keeps_the_moments(kmc_class):
     assert idata.sample_stats.refit.values.any()
     draws = np.asarray(idata.posterior.x.values)
     assert_moments(draws, CORRELATED_MEAN, np.diag(CORRELATED_COV))
+
+
+def test_a_chain_stuck_on_one_state_keeps_its_surrogate(kmc_class):
+    """A pseudo-marginal chain that accepts one lucky estimate sits on one state; the history
+    then holds that state only and the hyper-parameter selection crashed (the median heuristic
+    of identical states), seen on the ABC target. The surrogate must be kept and sampling go on
+    with every proposal evaluated."""
+    from pymc_kernel_steps import pseudo_marginal_potential
+
+    calls = {"n": 0}
+
+    def lucky_once(theta, rng):
+        calls["n"] += 1
+        lucky = 300.0 if calls["n"] == 400 else 0.0  # one estimate far above the rest
+        return float(-0.5 * theta @ theta + 0.1 * rng.standard_normal() + lucky)
+
+    with pm.Model():
+        x = pm.Flat("x", shape=4)
+        pseudo_marginal_potential("loglik", lucky_once, x)
+        idata = pm.sample(
+            step=kmc_class(),
+            tune=1500,
+            draws=300,
+            chains=1,
+            cores=1,
+            random_seed=4,
+            progressbar=False,
+            compute_convergence_checks=False,
+            discard_tuned_samples=False,
+        )
+    stats_ = {
+        name: np.concatenate(
+            [idata[group][name].values.ravel() for group in ("warmup_sample_stats", "sample_stats")]
+        )
+        for name in ("logp_evals", "accepted", "refit", "surrogate")
+    }
+    assert stats_["accepted"][450:].sum() == 0  # stuck on the lucky estimate, as it should be
+    assert stats_["surrogate"][-300:].any()  # the surrogate fitted before is still used
+    assert np.all(stats_["logp_evals"][1:] >= 1)
