@@ -134,12 +134,78 @@ def test_sampling_phase_detailed_balance_with_fixed_scale_and_sigma():
         backward = logp(x) - logp(y) + gaussian_logpdf(y, x, chol) - gaussian_logpdf(x, y, chol)
         np.testing.assert_allclose(forward, frozen, atol=1e-9)
         np.testing.assert_allclose(forward, -backward, atol=1e-9)
-        increments.append(y - x)
-    # the proposal really is N(x, ν² Σ): whitened increments are standard normal
+        if info["move"] == "rw":  # (hops and jumps: see the mixture test below)
+            increments.append(y - x)
+    assert len(increments) > 1500
+    # the random-walk component really is N(x, ν² Σ): whitened increments are standard normal
     white = np.linalg.solve(chol, np.array(increments).T).T
     for column in white.T:
         assert stats.kstest(column, "norm").pvalue > 1e-3
     np.testing.assert_allclose(np.cov(white.T), np.eye(step.dim), atol=0.1)
+
+
+def _sampling_mixture_logpdf(step, x, y, rho_grid=2001):
+    """log q(y | x) of the whole sampling-phase mixture, written out from its definition: the
+    cosine random walk, the mode hop over every ordered pair of the frozen archive, the blind
+    jump integrated over its log-uniform ρ."""
+    chain = step.chain
+    p_hop, p_jump = step.sampling_hops, step.sampling_jumps
+    nu = ckam_sampling_scale(chain.position, chain.cycle_length, chain.nu0)
+    walk = gaussian_logpdf(y, x, nu * chain.sigma_chol)
+    archive = chain.history.points[: chain.archive_size]
+    n, d = archive.shape
+    shifts = (archive[:, None, :] - archive[None, :, :])[~np.eye(n, dtype=bool)]
+    delta = y - x - shifts
+    hop = (
+        -0.5 * np.sum(delta**2, axis=1) / chain.gamma_abs**2
+        - d * math.log(chain.gamma_abs)
+        - 0.5 * d * math.log(2 * math.pi)
+    )
+    hop = float(np.logaddexp.reduce(hop) - math.log(len(shifts)))
+    u = (np.arange(rho_grid) + 0.5) / rho_grid
+    rhos = step.jump_scale**u  # ρ = 1 · (jump_scale / 1)^U
+    jump = [gaussian_logpdf(y, x, rho * chain.sampling_jump_chol) for rho in rhos]
+    jump = float(np.logaddexp.reduce(jump) - math.log(rho_grid))
+    return float(
+        np.logaddexp.reduce(
+            [math.log1p(-p_hop - p_jump) + walk, math.log(p_hop) + hop, math.log(p_jump) + jump]
+        )
+    )
+
+
+def test_sampling_phase_mixture_is_symmetric_and_proposes_what_it_says():
+    """The sampling phase proposes from a mixture (random walk, mode hop on the archive frozen at
+    the phase change, blind jump): q(y | x) = q(x | y) for the whole mixture, so the correction
+    the step returns (0) is log q(x | y) − log q(y | x); the components come with the stated
+    probabilities and the archive does not grow during the phase."""
+    _, step = _step_in_sampling_phase()
+    chain = step.chain
+    chain.archive_size = 40  # a small archive: the mixture density sums over its 40·39 pairs
+    assert chain.sigma_chol is not None and chain.sampling_jump_chol is not None
+    rng = np.random.default_rng(2)
+    moves = {"rw": 0, "hop": 0, "jump": 0}
+    for i in range(4000):
+        x = rng.multivariate_normal(CORRELATED_MEAN, CORRELATED_COV)
+        y, log_correction, info = step._propose(x)
+        moves[info["move"]] += 1
+        assert log_correction == 0.0
+        if i < 60:
+            forward = _sampling_mixture_logpdf(step, x, y)
+            backward = _sampling_mixture_logpdf(step, y, x)
+            assert math.isfinite(forward)
+            np.testing.assert_allclose(backward - forward, log_correction, atol=1e-9)
+    assert chain.archive_size == 40
+    for move, p in (("hop", step.sampling_hops), ("jump", step.sampling_jumps)):
+        assert abs(moves[move] / 4000 - p) < 4 * math.sqrt(p * (1 - p) / 4000), moves
+    # a hop lands on x + (z_a − z_b) + γξ with z_a, z_b in the frozen archive
+    archive = chain.history.points[:40]
+    shifts = (archive[:, None, :] - archive[None, :, :])[~np.eye(40, dtype=bool)]
+    x = CORRELATED_MEAN.copy()
+    for _ in range(200):
+        y, _, info = step._propose(x)
+        if info["move"] == "hop":
+            nearest = np.min(np.linalg.norm(y - x - shifts, axis=1))
+            assert nearest < 6 * chain.gamma_abs * math.sqrt(step.dim)
 
 
 def test_sampling_phase_move_leaves_the_target_invariant():
@@ -162,9 +228,45 @@ def test_sampling_phase_move_leaves_the_target_invariant():
         assert stats.kstest(column, "norm").pvalue > 1e-3
 
 
+def test_sampling_phase_hops_move_exact_draws_between_modes_and_keep_them_exact():
+    """On the bimodal target, with both modes in the frozen archive: one sampling-phase move
+    applied to exact draws keeps them exact (mode weights and each mode's shape) and moves a
+    good share of them to the other mode."""
+    model = bimodal_model()
+    with model:
+        step = CKAM(cycle_length=150, rng=4)
+    _run_step(step, {"x": MEANS[0]}, step.chain.n_explore)
+    chain = step.chain
+    rng = np.random.default_rng(5)
+
+    def exact(size):
+        right = rng.uniform(size=size) < 0.5
+        scale = np.sqrt(np.where(right, VARIANCES[1], VARIANCES[0]))[:, None]
+        return MEANS[right.astype(int)] + scale * rng.standard_normal((size, 2))
+
+    for z in exact(400):  # history of both modes: what the archive holds once both are found
+        chain.history.append(z)
+    chain.archive_size = len(chain.history)
+    position = chain.position + 10
+    draws = exact(4000)
+    moved, crossed = [], 0
+    for x in draws:
+        chain.position = position
+        new, _ = step.step({"x": x})
+        moved.append(new["x"])
+        crossed += (new["x"][0] > 0) != (x[0] > 0)
+    moved = np.array(moved)
+    right = moved[:, 0] > 0
+    assert abs(right.mean() - 0.5) < 4 * 0.5 / math.sqrt(len(draws)), right.mean()
+    assert crossed > 20, crossed
+    for mode, mask in ((0, ~right), (1, right)):
+        white = (moved[mask] - MEANS[mode]) / math.sqrt(VARIANCES[mode])
+        for column in white.T:
+            assert stats.kstest(column, "norm").pvalue > 1e-3
+
+
 # ---------------------------------------------------------------- statistical checks
-@pytest.mark.slow
-def test_bimodal_finds_and_weighs_both_modes_from_the_left_mode():
+def _bimodal_sampling_phase(start: int):
     with bimodal_model():
         idata = pm.sample(
             step=CKAM(),
@@ -173,14 +275,40 @@ def test_bimodal_finds_and_weighs_both_modes_from_the_left_mode():
             chains=8,
             cores=4,
             random_seed=11,
-            initvals={"x": MEANS[0]},
+            initvals={"x": MEANS[start]},
             **QUIET,
         )
-    draws = sampling_phase(idata).posterior["x"].values.reshape(-1, 2)
+    return sampling_phase(idata).posterior
+
+
+def _mode_changes_per_1000(posterior) -> float:
+    """Mode changes between consecutive sampling-phase draws (of the same phase), per 1000."""
+    right = posterior["x"].values[..., 0] > 0
+    consecutive = np.diff(posterior["draw"].values) == 1
+    changes = (right[:, 1:] != right[:, :-1]) & consecutive
+    return 1000 * changes.sum() / (consecutive.sum() * right.shape[0])
+
+
+def _check_bimodal(posterior):
+    draws = posterior["x"].values.reshape(-1, 2)
     right = draws[:, 0] > 0
     assert abs(right.mean() - 0.5) < 0.1, right.mean()
     np.testing.assert_allclose(draws[~right].mean(axis=0), MEANS[0], atol=0.15)
     np.testing.assert_allclose(draws[right].mean(axis=0), MEANS[1], atol=0.3)
+    # the weights come from moves between the modes inside the sampling phases (about 14 per
+    # 1000 draws; 0.1 to 0.4 when only the exploration phase changed modes), not from a few
+    # lucky phase changes
+    assert _mode_changes_per_1000(posterior) > 5
+
+
+@pytest.mark.slow
+def test_bimodal_finds_and_weighs_both_modes_from_the_left_mode():
+    _check_bimodal(_bimodal_sampling_phase(start=0))
+
+
+@pytest.mark.slow
+def test_bimodal_finds_and_weighs_both_modes_from_the_right_mode():
+    _check_bimodal(_bimodal_sampling_phase(start=1))
 
 
 @pytest.mark.slow
