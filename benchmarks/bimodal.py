@@ -41,12 +41,11 @@ from scipy import stats  # noqa: E402
 
 from pymc_kernel_steps import CKAM, KAMH, AdaptiveMetropolis, sampling_phase  # noqa: E402
 from pymc_kernel_steps.diagnostics import count_evaluations  # noqa: E402
-from pymc_kernel_steps.targets import (  # noqa: E402
+from pymc_kernel_steps.targets import bimodal_model, counting_ops  # noqa: E402
+from pymc_kernel_steps.targets.synthetic import (  # noqa: E402
     BIMODAL_MEANS,
     BIMODAL_VARIANCES,
     BIMODAL_WEIGHTS,
-    bimodal_model,
-    counting_ops,
 )
 
 #: name -> (step class, ``count_evaluations`` kind, target evaluations per iteration)
