@@ -1213,7 +1213,8 @@ def plot_comparison(
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     color = {s: colors[i % len(colors)] for i, s in enumerate(samplers)}
     panels = 1 + len(coordinates)
-    fig, axes = plt.subplots(1, panels, figsize=figsize or (4.2 * panels, 3.6), squeeze=False)
+    width = max(4.2, 0.75 * len(samplers)) + 4.2 * len(coordinates)
+    fig, axes = plt.subplots(1, panels, figsize=figsize or (width, 3.8), squeeze=False)
     ax = axes[0, 0]
     rng = np.random.default_rng(random_seed)
     for i, name in enumerate(samplers):
@@ -1235,13 +1236,21 @@ def plot_comparison(
             ax.vlines(i, np.quantile(worst, lo), np.quantile(worst, hi), color="k", lw=1.5)
     ax.set_xticks(range(len(samplers)), samplers, rotation=30, ha="right")
     ax.set_yscale("log")
-    from matplotlib.ticker import FormatStrFormatter
+    from matplotlib.ticker import FormatStrFormatter, LogLocator, NullFormatter
 
+    ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
     ax.yaxis.set_major_formatter(FormatStrFormatter("%g"))
-    ax.yaxis.set_minor_formatter(FormatStrFormatter("%g"))
+    ax.yaxis.set_minor_formatter(NullFormatter())
     pretty = "E[x]" if statistic == "mean" else "E[x²]"
     ax.set_ylabel(f"ESS_err of {pretty} per 1000 evaluations\n(worst coordinate)")
-    ax.set_title(f"budget {df.attrs.get('budget', '?')}, {df['replicate'].nunique()} replicates")
+    budget = df.attrs.get("budget")
+    if budget is None and "budget" in df:  # a frame read back from its CSV
+        budget = int(df["budget"].iloc[0])
+    budget_text = "?" if budget is None else f"{int(budget):,}"
+    ax.set_title(
+        f"{budget_text} evaluations per run, {df['replicate'].nunique()} runs per sampler",
+        fontsize="medium",
+    )
     ref_draws = None if reference is None else reference.get("draws")
     for j, c in enumerate(coordinates, start=1):
         ax = axes[0, j]
@@ -1262,6 +1271,9 @@ def plot_comparison(
                 ax.axvline(x, color="k", lw=1.0 if x != m else 1.5, ls="--" if x != m else "-")
         ax.set_title(f"{labels[c]} (pooled replicates)")
         ax.set_yticks([])
+    if not coordinates:  # the bars are labelled on their axis: no legend needed
+        fig.tight_layout()
+        return fig
     handles = [plt.Line2D([], [], color=color[s], label=s) for s in samplers]
     if reference is not None:
         handles.append(plt.Line2D([], [], color="k", label="reference"))
