@@ -34,6 +34,18 @@ _WALL_MARGIN = 2.0
 _MIN_DISTINCT_STATES = 10
 #: target acceptance of dual averaging when ``target_accept`` is not given (as PyMC's NUTS)
 DEFAULT_TARGET_ACCEPT = 0.8
+#: a step size is kept only if trial trajectories on the surrogate conserve the surrogate's own
+#: Hamiltonian (wall included) with mean acceptance ``min(1, exp(−ΔH))`` at least this; beyond the
+#: leapfrog's stability limit that acceptance, like the true one, collapses to zero
+_STABLE_ACCEPT = 0.5
+#: trial trajectories (common to every step size tried), and the factor of each shrink; the
+#: trials come from their own generator with a fixed seed, so the check is a function of the
+#: surrogate and the history alone and leaves the chain's random stream as it was
+_STABILITY_TRIALS = 20
+_STABILITY_SEED = 20151207
+_STABILITY_SHRINK = 0.5**0.5
+#: the step size is never shrunk by more than this factor for stability
+_STABILITY_MAX_SHRINK = 1e3
 
 
 @dataclass
@@ -313,7 +325,8 @@ class _KMC(KernelStep):
             elif isinstance(tuner, JumpDistanceStepSize):
                 squared_jump = info["squared_jump"]
                 chain.step_size = tuner.update(
-                    accept_prob * squared_jump if math.isfinite(squared_jump) else 0.0
+                    accept_prob * squared_jump if math.isfinite(squared_jump) else 0.0,
+                    accept_prob,
                 )
             else:
                 chain.step_size = tuner.update(accept_prob)
@@ -329,6 +342,64 @@ class _KMC(KernelStep):
         tuner = chain.step_size_tuner
         if isinstance(tuner, WindowedTuner) and tuner.optimizer.observed:
             chain.step_size, chain.max_n_steps = tuner.best()
+        if chain.surrogate is not None and math.isfinite(chain.step_size):
+            # The tuned step size belongs to the surrogates seen during tuning; the one frozen
+            # now (a Lite refit, or the last online updates) may be steeper.
+            chain.step_size = self._stable_step_size(chain.step_size)
+
+    def _stable_step_size(self, step_size: float) -> float:
+        """The largest of ``step_size × 2^(−k/2)``, ``k = 0, 1, …`` (at most a factor
+        ``_STABILITY_MAX_SHRINK`` down) at which leapfrog trajectories on the current surrogate
+        are stable: from recent states with fresh momenta and ``n_steps`` from its range, the
+        mean of ``min(1, exp(−ΔH))`` under the *surrogate's* Hamiltonian is at least
+        ``_STABLE_ACCEPT`` (or the dual averaging's ``target_accept`` if lower).
+
+        Past the stability limit (a step size beyond ``2 / √curvature`` of the surrogate, which
+        a score-matched surrogate can make far steeper than the target) trajectories blow up and
+        the true acceptance is zero as well; a step-size search that starts there, or averages
+        windows of rejections, cannot see in which direction to go. The check costs surrogate
+        evaluations only, never the model's, and runs during tuning: the frozen kernel stays
+        exact."""
+        chain = self.chain
+        rng = np.random.default_rng(_STABILITY_SEED)
+        starts = chain.whitening.whiten(self._recent_history())
+        starts = starts[rng.integers(len(starts), size=_STABILITY_TRIALS)]
+        momenta = rng.standard_normal((_STABILITY_TRIALS, self.dim)) / np.sqrt(chain.inv_mass)
+        low, high = self.n_steps_range
+        n_steps = rng.integers(low, high + 1, size=_STABILITY_TRIALS)
+        floor = step_size / _STABILITY_MAX_SHRINK
+        threshold = _STABLE_ACCEPT
+        if self.step_size_adaptation == "dual_averaging":  # never above the user's target
+            threshold = min(threshold, self.target_accept)
+        while step_size * _STABILITY_SHRINK >= floor:
+            if self._surrogate_acceptance(step_size, starts, momenta, n_steps) >= threshold:
+                break
+            step_size *= _STABILITY_SHRINK
+        return step_size
+
+    def _surrogate_acceptance(self, step_size, starts, momenta, n_steps) -> float:
+        """Mean ``min(1, exp(−ΔH))`` of trajectories on the surrogate, ``H`` its own
+        Hamiltonian (negative surrogate log density plus wall plus kinetic energy)."""
+        chain = self.chain
+        surrogate = chain.surrogate
+
+        def energy(q, p):
+            excess = max(0.0, math.sqrt(float(q @ q)) - chain.wall_radius)
+            potential = -float(surrogate.log_density(q)) + 0.5 * chain.wall_stiffness * excess**2
+            return potential + kinetic_energy(p, chain.inv_mass)
+
+        total = 0.0
+        for q, p, n in zip(starts, momenta, n_steps, strict=True):
+            q_new, p_new = surrogate.leapfrog(
+                q, p, step_size, int(n), chain.inv_mass, chain.wall_radius, chain.wall_stiffness
+            )
+            if not (np.all(np.isfinite(q_new)) and np.all(np.isfinite(p_new))):
+                continue
+            with np.errstate(over="ignore", invalid="ignore"):
+                change = energy(q_new, p_new) - energy(q, p)
+            if math.isfinite(change):
+                total += math.exp(min(0.0, -change))
+        return total / len(starts)
 
     def _fit(self, x, select: bool) -> bool:
         """(Re)fit the surrogate; with ``select`` also choose (ℓ, λ) by cross-validation and
@@ -365,6 +436,8 @@ class _KMC(KernelStep):
                 initial = self.initial_step_size or 1.0 / math.sqrt(self.dim)
             else:
                 initial = chain.step_size
+            # start the search where trajectories on the new surrogate do not blow up
+            initial = self._stable_step_size(initial)
             chain.step_size = initial
             if self.trajectory_tuning == "bayesopt":
                 chain.step_size_tuner = self._trajectory_tuner(initial, chain.max_n_steps)
@@ -464,7 +537,9 @@ class KMCLite(_KMC):
         (an integer fixes it).
     step_size : float, optional
         Initial leapfrog step size (default ``1/√d`` in the mass-matrix metric); jittered by
-        ``±step_size_jitter`` per iteration and tuned as ``step_size_adaptation`` says.
+        ``±step_size_jitter`` per iteration and tuned as ``step_size_adaptation`` says. Each
+        hyper-parameter selection and the end of tuning shrink it, if needed, below the leapfrog's
+        stability limit on the surrogate (checked with the surrogate alone, no model evaluation).
     step_size_adaptation : {"esjd", "dual_averaging"}, default "esjd"
         ``"esjd"`` searches for the step size with the largest expected squared jump
         distance (:class:`~pymc_kernel_steps.core.JumpDistanceStepSize`); ``"dual_averaging"``
@@ -648,7 +723,9 @@ class KMCFinite(_KMC):
         (an integer fixes it).
     step_size : float, optional
         Initial leapfrog step size (default ``1/√d`` in the mass-matrix metric); jittered by
-        ``±step_size_jitter`` per iteration and tuned as ``step_size_adaptation`` says.
+        ``±step_size_jitter`` per iteration and tuned as ``step_size_adaptation`` says. Each
+        hyper-parameter selection and the end of tuning shrink it, if needed, below the leapfrog's
+        stability limit on the surrogate (checked with the surrogate alone, no model evaluation).
     step_size_adaptation : {"esjd", "dual_averaging"}, default "esjd"
         ``"esjd"`` searches for the step size with the largest expected squared jump
         distance (:class:`~pymc_kernel_steps.core.JumpDistanceStepSize`); ``"dual_averaging"``

@@ -164,25 +164,80 @@ def test_random_walk_phase_then_surrogate_then_frozen(kmc_class):
 
 
 def test_step_size_adaptation_targets(kmc_class):
-    """Dual averaging responds to its target: a lower target acceptance gives larger steps and
-    a lower acceptance. (It does not hit the target: the surrogate's error caps the acceptance
-    and makes it non-monotone in the step size near the leapfrog's stability limit, the reason
-    why the ESJD search is the default; see docs/samplers.md.)"""
+    """Dual averaging responds to its target: a lower target acceptance gives larger steps and,
+    while it adapts, a lower acceptance. (Not after tuning: the frozen step size is also kept
+    within the leapfrog's stability limit on the surrogate, which a low target can overshoot —
+    target 0.3 once froze ε = 2.07 on this whitened 4-d Gaussian, past the limit 2 of even the
+    exact Gaussian. The surrogate's error caps the acceptance and makes it non-monotone in the
+    step size near that limit, the reason why the ESJD search is the default; see
+    docs/samplers.md.)"""
     results = {}
     for target in (0.3, 0.6):
         with correlated_gaussian_model():
             idata = pm.sample(
                 step=kmc_class(step_size_adaptation="dual_averaging", target_accept=target),
-                tune=1500, draws=1000, chains=1, cores=1, random_seed=5, **QUIET,
+                tune=1500, draws=1000, chains=1, cores=1, random_seed=5,
+                discard_tuned_samples=False, **QUIET,
             )  # fmt: skip
-        stats = idata.sample_stats
+        stats, warm = idata.sample_stats, idata.warmup_sample_stats
         trajectories = stats.surrogate.values
+        adapting = warm.surrogate.values[0] & (np.arange(1500) >= 750)
         results[target] = (
             float(np.median(stats.step_size.values[trajectories])),
-            float(stats.accept.values[trajectories].mean()),
+            float(warm.accept.values[0][adapting].mean()),
         )
     assert results[0.3][0] > results[0.6][0]
     assert results[0.3][1] < results[0.6][1]
+
+
+def _half_normal_model():
+    """A half-normal on x ≤ 0 whose log density is NaN for x > 0: the mode sits at the edge of
+    the support, and a score-matched surrogate of it is far steeper than the target."""
+    import pytensor.tensor as pt
+
+    model = pm.Model()
+    with model:
+        x = pm.Flat("x", shape=1)
+        pm.Potential("half", pt.switch(x[0] > 0, np.nan, -0.5 * x[0] ** 2))
+    return model
+
+
+def test_frozen_step_size_is_within_the_surrogates_stability_limit(kmc_class):
+    """A step size past the leapfrog's stability limit on the surrogate is never frozen: there
+    every trajectory blows up and is rejected (a frozen KMCLite once accepted 0 of 240
+    trajectories on this target, with a surrogate gradient ~100× the target's and ε = 1 against
+    a limit of ~0.25). The frozen step size keeps the surrogate's own Hamiltonian, and
+    trajectories are accepted."""
+    rng = np.random.default_rng(12)
+    history = -np.abs(rng.standard_normal((300, 1)))
+    step = _frozen_step(
+        kmc_class, _half_normal_model(), history, lengthscale=3.0, regularization=1e-3,
+        step_size=2.0, random_walk_probability=0.0,
+    )  # fmt: skip
+    chain = step.chain
+    assert chain.step_size < 2.0
+    trials = np.random.default_rng(13)
+    starts = chain.whitening.whiten(history[trials.integers(300, size=40)])
+    momenta = trials.standard_normal((40, 1)) / np.sqrt(chain.inv_mass)
+    n_steps = trials.integers(10, 31, size=40)
+    assert step._surrogate_acceptance(chain.step_size, starts, momenta, n_steps) >= 0.5
+    assert step._surrogate_acceptance(2.0, starts, momenta, n_steps) < 0.1
+    point, accepted = {"x": np.array([-0.5])}, []
+    for _ in range(200):
+        point, (stats,) = step.step(point)
+        accepted.append(stats["accepted"])
+    assert np.mean(accepted) > 0.3
+
+
+def test_stability_check_leaves_a_stable_step_size_and_the_random_stream_alone(kmc_class):
+    """On a well-fitted surrogate the check keeps the step size, and it draws from its own
+    generator: the chain's random stream is the same with and without it."""
+    rng = np.random.default_rng(14)
+    history = rng.multivariate_normal(CORRELATED_MEAN, CORRELATED_COV, size=300)
+    step = _frozen_step(kmc_class, correlated_gaussian_model(), history, step_size=0.3)
+    state = copy.deepcopy(step.rng.bit_generator.state)
+    assert step._stable_step_size(0.3) == 0.3
+    assert step.rng.bit_generator.state == state
 
 
 def test_adapt_after_tuning_keeps_refitting():
