@@ -11,8 +11,9 @@ find_python = for cand in "python3.13" "python3.12" "PYENV_VERSION=3.13.0 python
 	    echo "$$cand"; break; fi; done
 
 BENCH_STAMP := $(VENV)/.bench-installed
+DOCS_STAMP := $(VENV)/.docs-installed
 
-.PHONY: venv demo test test-fast lint bench bench-quick bench-within clean
+.PHONY: venv demo test test-fast lint docs bench bench-quick bench-within clean
 
 $(STAMP): pyproject.toml
 	@PYTHON="$$($(find_python))"; \
@@ -37,6 +38,16 @@ test-fast: $(STAMP)
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+
+$(DOCS_STAMP): $(STAMP) pyproject.toml
+	$(PY) -m pip install --quiet -e ".[docs]"
+	@touch $(DOCS_STAMP)
+
+# The documentation site (Sphinx, PyData theme, MyST; notebooks from examples/ shown with their saved
+# outputs) into docs/_build/html, offline, warnings as errors.
+docs: $(DOCS_STAMP)
+	$(PY) -m sphinx -E -W --keep-going -b html docs docs/_build/html
+	@echo "Open docs/_build/html/index.html"
 
 $(BENCH_STAMP): $(STAMP) pyproject.toml
 	$(PY) -m pip install --quiet -e ".[bench]"
@@ -67,4 +78,4 @@ examples: $(STAMP)
 	$(PY) examples/_execute.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache *.egg-info
+	rm -rf $(VENV) .pytest_cache .ruff_cache *.egg-info docs/_build docs/examples

@@ -294,6 +294,98 @@ def run_target(name: str, args, command: str) -> dict:
     }
 
 
+def merge_runs(paths, out: Path, argv) -> None:
+    """Merge the tidy frames of runs of one target for different samplers into one page.
+
+    The runs must share the target, budget, seed and replicates (so replicate ``r`` of every
+    sampler has the same seed, as in one run); a sampler present in two files is an error.
+    Writes ``<target>.md``, ``<target>-runs.csv.gz`` and the figures into ``out``.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import pandas as pd
+
+    frames = [pd.read_csv(p) for p in paths]
+    names = {Path(p).name.removesuffix("-runs.csv.gz") for p in paths}
+    if len(names) != 1:
+        raise SystemExit(f"--merge: files of one target only, got {sorted(names)}")
+    [name] = names
+    seen = {}
+    for path, frame in zip(paths, frames, strict=True):
+        for sampler in frame["sampler"].unique():
+            if sampler in seen:
+                raise SystemExit(f"--merge: {sampler} is in both {seen[sampler]} and {path}")
+            seen[sampler] = path
+    for key in ("budget", "seed"):
+        values = [tuple(sorted(f[key].unique())) for f in frames]
+        if len(set(values)) != 1:
+            raise SystemExit(f"--merge: the runs differ in {key}: {values}")
+    df = pd.concat(frames, ignore_index=True)
+    out.mkdir(parents=True, exist_ok=True)
+    df.to_csv(out / f"{name}-runs.csv.gz", index=False)
+    figures = []
+    for statistic, suffix in (("mean", ""), ("second_moment", "-second-moment")):
+        fig = plot_comparison(df, statistic=statistic)
+        path = out / f"{name}{suffix}.png"
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+        figures.append(path.name)
+    command = "python benchmarks/compare.py " + shlex.join(argv)
+    text = [
+        f"# {name}: error-based ESS per 1000 target evaluations",
+        "",
+        *context_lines(command),
+        f"- merged from {len(paths)} runs of `benchmarks/compare.py` with the same budget "
+        f"({int(df['budget'].iloc[0])}), seeds and replicates, for different `--samplers`; "
+        "each file's own page records its command, date and load",
+        "",
+        markdown_table(ess_err_table(df)),
+        "",
+        f"![{name}]({figures[0]})",
+        "",
+        f"![{name}, E[x²]]({figures[1]})",
+        "",
+    ]
+    (out / f"{name}.md").write_text("\n".join(text))
+    print("\n".join(text))
+    write_index(out, command)
+
+
+def write_index(out: Path, command: str) -> None:
+    """``index.md``: per target with a ``<target>-runs.csv.gz`` in ``out``, our best sampler
+    against the best peer by the worst-coordinate error-based ESS of E[x] per 1000 evaluations."""
+    import pandas as pd
+
+    rows = []
+    for path in sorted(out.glob("*-runs.csv.gz")):
+        name = path.name.removesuffix("-runs.csv.gz")
+        table = ess_err_table(pd.read_csv(path))
+        ours = _best(table, [n for n in table.index if n.split(":")[0] in OURS])
+        peer = _best(table, [n for n in table.index if n.split(":")[0] not in OURS])
+        rows.append((name, ours, peer))
+    index = [
+        "# Benchmarks: accuracy per target evaluation",
+        "",
+        *context_lines(command),
+        "",
+        "Per target: the best of our samplers and the best peer by the worst-coordinate "
+        "error-based ESS of E[x] per 1000 evaluations (details, run times and figures in each "
+        "target's page).",
+        "",
+        "| target | ours: best | ESS_err / 1k | peer: best | ESS_err / 1k | ratio |",
+        "|:--|:--|--:|:--|--:|--:|",
+    ]
+    for name, (ours, a), (peer, b) in rows:
+        ratio = a / b if b and math.isfinite(a) and math.isfinite(b) else math.nan
+        index.append(
+            f"| [{name}]({name}.md) | {ours or '-'} | {_fmt(a)} | {peer or '-'} | {_fmt(b)} | "
+            f"{_fmt(ratio)} |"
+        )
+    (out / "index.md").write_text("\n".join(index) + "\n")
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
@@ -314,8 +406,18 @@ def main(argv=None) -> None:
     parser.add_argument(
         "--csv", action="store_true", help="also write the tidy frame, <target>-runs.csv.gz"
     )
+    parser.add_argument(
+        "--merge",
+        nargs="+",
+        metavar="RUNS_CSV",
+        help="instead of sampling, merge <target>-runs.csv.gz files of one target written by "
+        "runs with the same --seed and --replicates for different --samplers into one page",
+    )
     argv = sys.argv[1:] if argv is None else argv
     args = parser.parse_args(argv)
+    if args.merge:
+        merge_runs(args.merge, Path(args.out or ROOT / "docs" / "benchmarks"), argv)
+        return
     if args.quick:
         given = " ".join(argv)
         if "--budget" not in given:

@@ -3,9 +3,11 @@
 from . import core
 from ._version import __version__
 from .core import GaussianKernel, LinearKernel, MaternKernel, RationalQuadraticKernel
+from .pseudo_marginal import pseudo_marginal_potential
 from .steps import (
     CKAM,
     KAMH,
+    AdaptiveHMC,
     AdaptiveMetropolis,
     KMCFinite,
     KMCLite,
@@ -14,6 +16,7 @@ from .steps import (
 )
 
 __all__ = [
+    "AdaptiveHMC",
     "CKAM",
     "KAMH",
     "AdaptiveMetropolis",
@@ -26,5 +29,6 @@ __all__ = [
     "RationalQuadraticKernel",
     "__version__",
     "core",
+    "pseudo_marginal_potential",
     "sampling_phase",
 ]

@@ -1,4 +1,5 @@
-"""Numeric core: kernels, score matching, proposals, integrators, adaptation. Never imports PyMC."""
+"""Numeric core: kernels, score matching, proposals, integrators, adaptation, Bayesian
+optimisation. Never imports PyMC."""
 
 from .adaptation import (
     CoordinateScales,
@@ -7,7 +8,25 @@ from .adaptation import (
     RobbinsMonroScale,
     adaptation_probability,
 )
+from .bayesopt import (
+    AnnealedUCB,
+    GaussianProcessFit,
+    SearchBox,
+    WindowedTuner,
+    default_hmc_box,
+    exploration_probability,
+    fit_gp,
+    gp_predict,
+    ucb_beta,
+)
 from .history import ChainHistory
+from .hmc import (
+    HamiltonianState,
+    find_step_size,
+    hmc_transition,
+    leapfrog_with_logp,
+    regularized_variance,
+)
 from .integrators import finite_leapfrog, kinetic_energy, leapfrog, lite_leapfrog
 from .kernels import (
     GaussianKernel,
@@ -42,11 +61,14 @@ from .score_matching import (
 from .whitening import Whitening
 
 __all__ = [
+    "AnnealedUCB",
     "ChainHistory",
     "CoordinateScales",
     "DualAveraging",
     "FiniteScoreEstimator",
     "GaussianKernel",
+    "GaussianProcessFit",
+    "HamiltonianState",
     "JumpDistanceStepSize",
     "Kernel",
     "LinearKernel",
@@ -54,25 +76,36 @@ __all__ = [
     "MaternKernel",
     "RationalQuadraticKernel",
     "RobbinsMonroScale",
+    "SearchBox",
     "Whitening",
+    "WindowedTuner",
     "adaptation_probability",
     "cholesky_or_nan",
     "ckam_nu0",
     "ckam_sampling_scale",
     "cycle_position",
+    "default_hmc_box",
     "exploration_length",
+    "exploration_probability",
+    "find_step_size",
     "finite_leapfrog",
+    "fit_gp",
     "gaussian_logpdf",
     "gaussian_random_walk",
+    "gp_predict",
+    "hmc_transition",
     "is_exploring",
     "kamh_covariance",
     "kamh_feature_covariance",
     "kamh_propose",
     "kinetic_energy",
     "leapfrog",
+    "leapfrog_with_logp",
     "lite_leapfrog",
     "lite_linear_system",
     "median_lengthscale",
+    "regularized_variance",
     "select_hyperparameters",
     "smallest_scale",
+    "ucb_beta",
 ]

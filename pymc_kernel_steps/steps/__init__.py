@@ -1,11 +1,13 @@
 """PyMC step methods (the only package that imports PyMC)."""
 
+from .ahmc import AdaptiveHMC
 from .base import KernelStep, LogDensityError
 from .ckam import CKAM, sampling_phase
 from .kamh import KAMH, AdaptiveMetropolis
 from .kmc import KMCFinite, KMCLite
 
 __all__ = [
+    "AdaptiveHMC",
     "CKAM",
     "KAMH",
     "AdaptiveMetropolis",

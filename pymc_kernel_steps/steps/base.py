@@ -170,6 +170,8 @@ class KernelStep(ArrayStepShared):
         blocked: bool = True,
         adapt_after_tuning: bool = False,
     ):
+        """Compile the model's log density for the step's block; the parameters are described
+        in the class's docstring (``help(type(step))``)."""
         model = modelcontext(model)
         if initial_point is None:
             initial_point = model.initial_point()

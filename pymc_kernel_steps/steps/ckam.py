@@ -160,8 +160,18 @@ class CKAM(KernelStep):
         a cycle's sub-sample (50 states) is too small for a reliable covariance, and with
         whitening the sampling-phase acceptance on a correlated 4-d Gaussian fell to 2 % and
         its moment test failed.
-    model, initial_point, compile_kwargs, rng, blocked
-        As for PyMC's step methods.
+    model : pymc.Model, optional
+        The model (default: the one of the enclosing ``with`` block).
+    initial_point : dict, optional
+        Values at which the variables outside the block are taken when compiling (default: the
+        model's initial point).
+    compile_kwargs : dict, optional
+        Passed to :func:`pymc.pytensorf.compile` (for example ``{"mode": "CVM"}`` for a cheap
+        Python ``Op``); those given to ``pm.sample`` do not reach a step you construct.
+    rng : int or numpy.random.Generator, optional
+        Random state; ``pm.sample(random_seed=...)`` reseeds it for every chain.
+    blocked : bool, default True
+        Accepted for PyMC's interface; the step always updates its variables jointly.
 
     Notes
     -----
@@ -191,10 +201,12 @@ class CKAM(KernelStep):
     KAMH meaning, and leaving a mode is the job of the separate blind jumps (whose scale follows
     the target's measured spread instead of absolute units) and of the mode hops.
 
-    Sample stats: ``accept``, ``accepted``, ``logp_evals``, ``tune``, ``model_logp``,
-    ``exploring`` (bool), ``cycle`` (int64) and ``scale``: the proposal scale of the move (``s``
-    for the cycle-start random walk, ``√ν²`` for KAM moves, ``ρ`` for blind jumps, 1 for mode
-    hops, ``ν_k`` while sampling).
+    Sample stats (in ``idata.sample_stats``): ``accept``, ``accepted``, ``logp_evals``,
+    ``logp_nan``, ``lp`` (the model's log density; emitted as ``model_logp``, absent for noisy
+    log densities), ``exploring`` (bool), ``cycle`` (int64) and ``scale``: the proposal scale of
+    the move (``s`` for the cycle-start random walk, ``√ν²`` for KAM moves, ``ρ`` for blind
+    jumps, 1 for mode hops, ``ν_k`` while sampling). The ``tune`` and ``warning`` stats are
+    consumed by PyMC and do not appear in the DataTree.
     """
 
     name = "ckam"
@@ -249,6 +261,7 @@ class CKAM(KernelStep):
         if not 0 < target_accept < 1:
             raise ValueError(f"`target_accept` must lie in (0, 1), got {target_accept!r}.")
         require_bool("whiten", whiten)
+        require_bool("mode_jumps", mode_jumps)
         self.whiten = bool(whiten)
         self.kernel = kernel
         self.exploration_fraction = float(exploration_fraction)

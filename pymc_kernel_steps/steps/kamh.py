@@ -111,18 +111,42 @@ class KAMH(KernelStep):
     whiten : bool
         Let the kernel act on states whitened by the history's mean and covariance (default
         True; False is the paper's isotropic kernel in the model's coordinates).
-    adapt_after_tuning : bool
-        Keep adapting through the draws with vanishing probability (see :class:`KernelStep`).
-    model, initial_point, compile_kwargs, rng, blocked
-        As for PyMC's step methods.
+    adapt_after_tuning : bool, default False
+        Keep adapting through the draws with vanishing probability ``a_t = (1 + t/100)^(-1/2)``
+        (the paper's diminishing adaptation). By default everything is frozen after tuning and
+        the draws come from a fixed, exact Metropolis–Hastings kernel.
+    model : pymc.Model, optional
+        The model (default: the one of the enclosing ``with`` block).
+    initial_point : dict, optional
+        Values at which the variables outside the block are taken when compiling (default: the
+        model's initial point).
+    compile_kwargs : dict, optional
+        Passed to :func:`pymc.pytensorf.compile` (for example ``{"mode": "CVM"}`` for a cheap
+        Python ``Op``); those given to ``pm.sample`` do not reach a step you construct.
+    rng : int or numpy.random.Generator, optional
+        Random state; ``pm.sample(random_seed=...)`` reseeds it for every chain.
+    blocked : bool, default True
+        Accepted for PyMC's interface; the step always updates its variables jointly.
 
     Notes
     -----
-    Sample stats: ``accept``, ``accepted``, ``logp_evals``, ``tune``, ``model_logp`` (not for
-    noisy log densities), ``logp_nan``, ``nu2``, ``gamma``, ``lengthscale`` (NaN for a kernel
-    without one; in whitened units with ``whiten``), ``n_history`` and ``random_walk`` (True in
-    the initial random-walk phase). Adapted scales stay within a factor ``10⁴`` of where they
-    started, and a chain that stays stuck gets one warning at the end of sampling.
+    Sample stats (in ``idata.sample_stats``): ``accept`` (acceptance probability), ``accepted``,
+    ``logp_evals`` (target evaluations this iteration), ``logp_nan``, ``lp`` (the model's log
+    density; emitted as ``model_logp``, absent for noisy log densities), ``nu2``, ``gamma``,
+    ``lengthscale`` (NaN for a kernel without one; in whitened units with ``whiten``),
+    ``n_history`` and ``random_walk`` (True in the initial random-walk phase). The ``tune`` and
+    ``warning`` stats are consumed by PyMC and do not appear in the DataTree. Adapted scales stay
+    within a factor ``10⁴`` of where they started, and a chain that stays stuck gets one warning
+    at the end of sampling.
+
+    Examples
+    --------
+    >>> import pymc as pm
+    >>> from pymc_kernel_steps import KAMH
+    >>> with pm.Model():
+    ...     x = pm.Normal("x", shape=2)
+    ...     idata = pm.sample(step=KAMH(), tune=500, draws=500, chains=1,
+    ...                       random_seed=1, progressbar=False)  # doctest: +SKIP
     """
 
     name = "kamh"
@@ -404,16 +428,93 @@ class AdaptiveMetropolis(KAMH):
     """Adaptive Metropolis (Haario et al. 2001) with a learned scale: :class:`KAMH` with a linear
     kernel, whose proposal ``N(x, γ² I + 4 ν² n Cov(z))`` does not depend on ``x``.
 
-    A baseline for the kernel methods; takes the same parameters as :class:`KAMH` except
-    ``kernel``.
+    A baseline for the kernel methods, and the best of them on near-Gaussian posteriors: it
+    learns the global covariance of the chain's history and tunes its scale ``ν²`` by
+    Robbins–Monro. Needs no gradient and evaluates the log density once per iteration. For
+    another kernel use :class:`KAMH` (``KAMH(kernel=LinearKernel())`` is this class).
+
+    Parameters
+    ----------
+    vars : list of variables, optional
+        Continuous variables to sample (default: all free variables of the model).
+    subsample_size : int, default 500
+        Number ``n`` of history points in the sub-sample ``z`` whose covariance is learned.
+    gamma : float, default 0.2
+        Exploration noise ``γ`` relative to the history's scale (in whitened coordinates with
+        ``whiten``; otherwise relative to ``sqrt(λ_min(Cov(z)))``).
+    nu2 : float, optional
+        Fixed ``ν²``. Default: learned during tuning by Robbins–Monro towards ``target_accept``.
+    target_accept : float, default 0.234
+        Target acceptance rate of the scale adaptation (random-walk phase and ``ν²``), in (0, 1).
+    min_history : int, optional
+        While the history is shorter, or holds fewer than ``max(20, 2 d)`` accepted moves, the
+        step is an adaptive random walk ``N(x, s² I)`` with ``s`` tuned towards
+        ``target_accept`` (default ``max(50, 10 d)``).
+    refresh_interval : int, default 20
+        During tuning the sub-sample and the whitening are refreshed every ``refresh_interval``
+        iterations.
+    whiten : bool, default True
+        Work on states whitened by the history's mean and covariance.
+    adapt_after_tuning : bool, default False
+        Keep adapting through the draws with vanishing probability (by default everything is
+        frozen after tuning and the draws come from a fixed, exact Metropolis–Hastings kernel).
+    model : pymc.Model, optional
+        The model (default: the one of the enclosing ``with`` block).
+    initial_point : dict, optional
+        Values at which the variables outside the block are taken when compiling.
+    compile_kwargs : dict, optional
+        Passed to :func:`pymc.pytensorf.compile` (for example ``{"mode": "CVM"}``).
+    rng : int or numpy.random.Generator, optional
+        Random state; ``pm.sample(random_seed=...)`` reseeds it for every chain.
+    blocked : bool, default True
+        Accepted for PyMC's interface; the step always updates its variables jointly.
+
+    See Also
+    --------
+    KAMH : the same with a Gaussian (or any) kernel: a proposal that follows curved posteriors.
+
+    Notes
+    -----
+    Sample stats as for :class:`KAMH`.
     """
 
     name = "adaptive_metropolis"
 
-    def __init__(self, vars=None, **kwargs):
-        if "kernel" in kwargs:
-            raise TypeError("AdaptiveMetropolis always uses a linear kernel; use KAMH(kernel=...).")
-        super().__init__(vars, kernel=LinearKernel(), **kwargs)
+    def __init__(
+        self,
+        vars=None,
+        *,
+        subsample_size: int = 500,
+        gamma: float = 0.2,
+        nu2: float | None = None,
+        target_accept: float = 0.234,
+        min_history: int | None = None,
+        refresh_interval: int = 20,
+        whiten: bool = True,
+        adapt_after_tuning: bool = False,
+        model=None,
+        initial_point=None,
+        compile_kwargs: dict | None = None,
+        rng=None,
+        blocked: bool = True,
+    ):
+        super().__init__(
+            vars,
+            kernel=LinearKernel(),
+            subsample_size=subsample_size,
+            gamma=gamma,
+            nu2=nu2,
+            target_accept=target_accept,
+            min_history=min_history,
+            refresh_interval=refresh_interval,
+            whiten=whiten,
+            adapt_after_tuning=adapt_after_tuning,
+            model=model,
+            initial_point=initial_point,
+            compile_kwargs=compile_kwargs,
+            rng=rng,
+            blocked=blocked,
+        )
 
 
 def gamma_reference_scale(subsample, whitened: bool, chain, gamma: float) -> float | None:

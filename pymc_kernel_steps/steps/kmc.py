@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from ..core.adaptation import DualAveraging, JumpDistanceStepSize, RobbinsMonroScale
+from ..core.bayesopt import SearchBox, WindowedTuner
 from ..core.history import ChainHistory
 from ..core.integrators import kinetic_energy
 from ..core.kernels import GaussianKernel, median_lengthscale
@@ -28,7 +29,9 @@ _RW_FACTOR = 2.38
 _SELECTION_POINTS = 500
 _LENGTHSCALE_FACTORS = np.array([1.0, 1.5, 2.0, 3.0])
 #: the confining wall starts this many times beyond the farthest training point
-_WALL_MARGIN = 1.0
+_WALL_MARGIN = 2.0
+#: target acceptance of dual averaging when ``target_accept`` is not given (as PyMC's NUTS)
+DEFAULT_TARGET_ACCEPT = 0.8
 
 
 @dataclass
@@ -43,7 +46,8 @@ class KMCChain(ChainState):
     wall_radius: float = math.inf
     wall_stiffness: float = 0.0
     step_size: float = math.nan
-    step_size_tuner: DualAveraging | JumpDistanceStepSize | None = None
+    step_size_tuner: DualAveraging | JumpDistanceStepSize | WindowedTuner | None = None
+    max_n_steps: int = 0  # L of trajectory_tuning='bayesopt' (L_r ~ U{1..L})
     lengthscale: float = math.nan
     regularization: float = math.nan
     last_fit_iteration: int = 0
@@ -66,6 +70,7 @@ class _KMC(KernelStep):
         "refit": (bool, []),
         "surrogate": (bool, []),
         "lengthscale": (np.float64, []),
+        "diverging": (bool, []),
     }
 
     def __init__(
@@ -75,7 +80,8 @@ class _KMC(KernelStep):
         n_steps: int | tuple[int, int] = (10, 30),
         step_size: float | None = None,
         step_size_adaptation: str = "esjd",
-        target_accept: float = 0.8,
+        trajectory_tuning: str | None = None,
+        target_accept: float | None = None,
         step_size_jitter: float = 0.2,
         lengthscale: float | None = None,
         regularization: float | None = None,
@@ -111,7 +117,23 @@ class _KMC(KernelStep):
                 "`step_size_adaptation` must be 'esjd' or 'dual_averaging', "
                 f"got {step_size_adaptation!r}."
             )
-        if not 0 < target_accept < 1:
+        if trajectory_tuning not in (None, "bayesopt"):
+            raise ValueError(
+                f"`trajectory_tuning` must be None or 'bayesopt', got {trajectory_tuning!r}."
+            )
+        self.trajectory_tuning = trajectory_tuning
+        if target_accept is not None and step_size_adaptation != "dual_averaging":
+            raise ValueError(
+                "`target_accept` has an effect only with step_size_adaptation='dual_averaging' "
+                f"(the default 'esjd' maximises the expected squared jump distance and has no "
+                f"target acceptance); got target_accept={target_accept!r} with "
+                f"step_size_adaptation={step_size_adaptation!r}."
+            )
+        if target_accept is None:
+            target_accept = DEFAULT_TARGET_ACCEPT
+        if isinstance(target_accept, bool) or not (
+            np.isscalar(target_accept) and 0 < target_accept < 1
+        ):
             raise ValueError(f"`target_accept` must lie in (0, 1), got {target_accept!r}.")
         if not 0 <= step_size_jitter < 1:
             raise ValueError(f"`step_size_jitter` must lie in [0, 1), got {step_size_jitter!r}.")
@@ -187,12 +209,15 @@ class _KMC(KernelStep):
             proposal = x + chain.rw_whitening.chol @ step
             return proposal, 0.0, {"surrogate": False, "n_steps": 0, "step_size": math.nan}
         step_size = chain.step_size
-        if self.tune and isinstance(chain.step_size_tuner, JumpDistanceStepSize):
-            step_size = chain.step_size_tuner.propose(self.rng)
-        jitter = self.step_size_jitter
-        step_size *= 1.0 + jitter * (2.0 * self.rng.uniform() - 1.0)
-        low, high = self.n_steps_range
-        n_steps = int(self.rng.integers(low, high + 1))
+        if isinstance(chain.step_size_tuner, WindowedTuner):  # paper 003's L_r ~ U{1..L}
+            n_steps = int(self.rng.integers(1, chain.max_n_steps + 1))
+        else:
+            if self.tune and isinstance(chain.step_size_tuner, JumpDistanceStepSize):
+                step_size = chain.step_size_tuner.propose(self.rng)
+            jitter = self.step_size_jitter
+            step_size *= 1.0 + jitter * (2.0 * self.rng.uniform() - 1.0)
+            low, high = self.n_steps_range
+            n_steps = int(self.rng.integers(low, high + 1))
         momentum = self.rng.standard_normal(self.dim) / np.sqrt(chain.inv_mass)
         position_white, momentum_new = chain.surrogate.leapfrog(
             chain.whitening.whiten(x),
@@ -223,7 +248,14 @@ class _KMC(KernelStep):
     def _transition_stats(self, info):
         chain = self.chain
         log_ratio = info.get("log_accept_ratio", -math.inf)
+        # As NUTS's `diverging` (which ArviZ's plots and PyMC's checks read): a trajectory whose
+        # true energy is non-finite (it left the support, the model was NaN there, or the
+        # integration blew up), or any proposal rejected without evaluating the model.
+        diverging = bool(info.get("degenerate", False)) or (
+            bool(info["surrogate"]) and not math.isfinite(log_ratio)
+        )
         return {
+            "diverging": diverging,
             "step_size": info["step_size"],
             "n_steps": info["n_steps"],
             "energy_error": -log_ratio if math.isfinite(log_ratio) else math.inf,
@@ -271,7 +303,11 @@ class _KMC(KernelStep):
             return
         tuner = chain.step_size_tuner
         if info["surrogate"] and tuner is not None and self.tune:
-            if isinstance(tuner, JumpDistanceStepSize):
+            if isinstance(tuner, WindowedTuner):
+                squared_jump = info["squared_jump"]
+                tuner.record(self.rng, accept_prob * squared_jump)
+                chain.step_size, chain.max_n_steps = tuner.parameters
+            elif isinstance(tuner, JumpDistanceStepSize):
                 squared_jump = info["squared_jump"]
                 chain.step_size = tuner.update(
                     accept_prob * squared_jump if math.isfinite(squared_jump) else 0.0
@@ -288,6 +324,9 @@ class _KMC(KernelStep):
         chain = self.chain
         if isinstance(chain.step_size_tuner, DualAveraging):
             chain.step_size = chain.step_size_tuner.final_step_size
+        tuner = chain.step_size_tuner
+        if isinstance(tuner, WindowedTuner) and tuner.optimizer.observed:
+            chain.step_size, chain.max_n_steps = tuner.best()
 
     def _fit(self, x, select: bool) -> None:
         """(Re)fit the surrogate; with ``select`` also choose (ℓ, λ) by cross-validation and
@@ -315,10 +354,31 @@ class _KMC(KernelStep):
             else:
                 initial = chain.step_size
             chain.step_size = initial
-            if self.step_size_adaptation == "esjd":
+            if self.trajectory_tuning == "bayesopt":
+                chain.step_size_tuner = self._trajectory_tuner(initial, chain.max_n_steps)
+                chain.step_size, chain.max_n_steps = chain.step_size_tuner.parameters
+            elif self.step_size_adaptation == "esjd":
                 chain.step_size_tuner = JumpDistanceStepSize(initial)
             else:
                 chain.step_size_tuner = DualAveraging(initial, target=self.target_accept)
+
+    def _trajectory_tuner(self, step_size: float, max_n_steps: int) -> WindowedTuner:
+        """GP-UCB over ``ε ∈ [ε₀/30, 3ε₀]`` (``ε₀`` the initial step size: the same box at every
+        restart, so that the search cannot drift) and ``L`` in the ``n_steps`` range (paper 003),
+        started at ``(step_size, max_n_steps)`` (``L_max`` at first), rewarding the ESJD per
+        target evaluation (one per iteration: the trajectory costs none), in windows of a
+        hundredth of the tuning phase."""
+        initial = self.initial_step_size or 1.0 / math.sqrt(self.dim)
+        box = SearchBox(
+            (initial / 30, self.n_steps_range[0]),
+            (3 * initial, self.n_steps_range[1]),
+            integer=(False, True),
+            log_scale=(True, True),
+            names=("step_size", "n_steps"),
+        )
+        window = max(1, self._tune_length // 100)
+        start = (step_size, max_n_steps or box.upper[1])
+        return WindowedTuner(box, window, cost_exponent=0.0, start=start)
 
     def _hyperparameters(self, points) -> tuple[float, float]:
         if self.fixed_lengthscale is not None and self.fixed_regularization is not None:
@@ -384,23 +444,35 @@ class KMCLite(_KMC):
     ----------
     vars : list of variables, optional
         Continuous variables to sample (default: all free variables of the model).
-    subsample_size : int
-        Size ``n`` of the history sub-sample the surrogate is fitted on (default 500).
-    n_steps : int or (int, int)
-        Leapfrog steps per trajectory, drawn uniformly from the inclusive range (default (10, 30)).
+    subsample_size : int, default 500
+        Size ``n`` of the history sub-sample the surrogate is fitted on.
+    n_steps : int or tuple of (int, int), default (10, 30)
+        Leapfrog steps per trajectory, drawn uniformly from the inclusive range ``(low, high)``
+        (an integer fixes it).
     step_size : float, optional
         Initial leapfrog step size (default ``1/√d`` in the mass-matrix metric); jittered by
         ``±step_size_jitter`` per iteration and tuned as ``step_size_adaptation`` says.
-    step_size_adaptation : {"esjd", "dual_averaging"}
-        ``"esjd"`` (default) searches for the step size with the largest expected squared jump
+    step_size_adaptation : {"esjd", "dual_averaging"}, default "esjd"
+        ``"esjd"`` searches for the step size with the largest expected squared jump
         distance (:class:`~pymc_kernel_steps.core.JumpDistanceStepSize`); ``"dual_averaging"``
         tunes towards ``target_accept`` as NUTS does. With a surrogate gradient the acceptance
         rate is capped by the surrogate's error at every step size, and dual averaging towards
         0.8 then shrinks the step size until trajectories barely move.
-    target_accept : float
-        Target acceptance of dual averaging (default 0.8).
-    step_size_jitter : float
-        Relative uniform jitter of the step size (default 0.2).
+    trajectory_tuning : {None, "bayesopt"}, optional
+        None (default): the step size is tuned as ``step_size_adaptation`` says and ``n_steps``
+        is drawn from its range. ``"bayesopt"``: ``(ε, L)`` are tuned together by annealed
+        GP-UCB (paper 003, :class:`~pymc_kernel_steps.core.WindowedTuner`) over
+        ``ε ∈ [ε₀/30, 3ε₀]`` (``ε₀`` the initial step size) and ``L`` in the ``n_steps`` range,
+        restarted from the best point so far whenever the surrogate is re-selected, rewarding
+        the ESJD per target evaluation in windows of a hundredth of the tuning phase; each
+        trajectory takes ``L_r ~ U{1..L}`` steps without jitter, and the best ``(ε, L)`` is
+        frozen after tuning.
+    target_accept : float, optional
+        Target acceptance of dual averaging, in (0, 1) (default 0.8). Accepted only with
+        ``step_size_adaptation="dual_averaging"``: the default ``"esjd"`` has no target
+        acceptance, and passing one raises a ValueError.
+    step_size_jitter : float, default 0.2
+        Relative uniform jitter of the step size, in [0, 1).
     lengthscale, regularization : float, optional
         Gaussian-kernel lengthscale ``ℓ`` and regulariser ``λ`` of the estimator. Default: chosen by
         5-fold cross-validation of the score-matching objective (on at most 500 distinct states,
@@ -409,46 +481,122 @@ class KMCLite(_KMC):
     min_history : int, optional
         Random-walk iterations before the first fit (default ``max(300, 20 d)``, but at most a
         third of the tuning iterations, and at least 50).
-    refit_interval : int
+    refit_interval : int, default 100
         The surrogate is refitted on a fresh sub-sample every ``refit_interval`` adapting
-        iterations (default 100).
-    adapt_mass : bool
-        Estimate the diagonal mass matrix from the history's variances (default True).
-    whiten : bool
+        iterations.
+    adapt_mass : bool, default True
+        Estimate the diagonal mass matrix from the history's variances.
+    whiten : bool, default True
         Fit the surrogate and run its trajectories on states whitened by the mean and full
-        covariance of the recent history (default True; see
-        :class:`~pymc_kernel_steps.core.Whitening`): a linear change of the model's coordinates
-        then leaves the sampler unchanged. False is the paper's isotropic kernel in the model's
-        coordinates. Random-walk moves always use the history's covariance.
-    confine : bool
-        Add to the surrogate the confining term ``−(k/2)(‖u‖ − R)₊²`` with ``R`` the distance of
-        the farthest training point (whitened) and ``k`` one over the mean training variance
-        (default True), so that trajectories turn back instead of carrying an expensive model
-        far outside the region the chain has seen, where the lite surrogate is flat and the
-        random-feature one periodic. A fixed potential keeps the move exact.
-    random_walk_probability : float
-        Share of random-walk moves in ``[0, 1)`` (default 0.25).
-    adapt_after_tuning : bool
-        Keep refitting through the draws with vanishing probability (default False: the surrogate,
-        step size and mass matrix are frozen after tuning and the kernel is exactly π-invariant).
-    model, initial_point, compile_kwargs, rng, blocked
-        As for PyMC's step methods.
+        covariance of the recent history (see :class:`~pymc_kernel_steps.core.Whitening`): a
+        linear change of the model's coordinates then leaves the sampler unchanged. False is the
+        paper's isotropic kernel in the model's coordinates. Random-walk moves always use the
+        history's covariance.
+    confine : bool, default True
+        Add to the surrogate the confining term ``−(k/2)(‖u‖ − R)₊²`` with ``R`` twice the distance
+        of the farthest training point (whitened) and ``k`` one over the mean training variance, so
+        that trajectories turn back instead of carrying an expensive model far outside the
+        region the chain has seen, where the lite surrogate is flat and the random-feature one
+        periodic. A fixed potential keeps the move exact.
+    random_walk_probability : float, default 0.25
+        Share of random-walk moves, in [0, 1).
+    adapt_after_tuning : bool, default False
+        Keep adapting through the draws with vanishing probability. By default the surrogate,
+        step size and mass matrix are frozen after tuning and the kernel is exactly
+        π-invariant.
+    model : pymc.Model, optional
+        The model (default: the one of the enclosing ``with`` block).
+    initial_point : dict, optional
+        Values at which the variables outside the block are taken when compiling (default: the
+        model's initial point).
+    compile_kwargs : dict, optional
+        Passed to :func:`pymc.pytensorf.compile` (for example ``{"mode": "CVM"}`` for a cheap
+        Python ``Op``); those given to ``pm.sample`` do not reach a step you construct.
+    rng : int or numpy.random.Generator, optional
+        Random state; ``pm.sample(random_seed=...)`` reseeds it for every chain.
+    blocked : bool, default True
+        Accepted for PyMC's interface; the step always updates its variables jointly.
+
+    See Also
+    --------
+    KMCFinite : the same with random Fourier features, fitted on the whole history.
 
     Notes
     -----
-    Stats: ``accept``, ``accepted``, ``logp_evals``, ``tune``, ``model_logp`` (exact log
-    densities only), ``step_size`` (NaN for random-walk moves), ``n_steps`` (0 for random-walk
-    moves), ``energy_error`` (change of the true Hamiltonian), ``n_history``, ``refit``,
-    ``surrogate`` (False for random-walk moves) and ``lengthscale``.
+    Sample stats (in ``idata.sample_stats``): ``accept`` (acceptance probability),
+    ``accepted``, ``logp_evals`` (target evaluations this iteration), ``logp_nan``, ``lp`` (the
+    model's log density; emitted as ``model_logp``, absent for noisy log densities),
+    ``diverging`` (a surrogate trajectory whose true energy is non-finite, or a proposal
+    rejected without evaluating the model), ``step_size`` (NaN for random-walk moves),
+    ``n_steps`` (0 for random-walk moves), ``energy_error`` (change of the true Hamiltonian),
+    ``n_history``,
+    ``refit``, ``surrogate`` (False for random-walk moves) and ``lengthscale``. The ``tune`` and
+    ``warning`` stats are consumed by PyMC and do not appear in the DataTree.
+
+    Examples
+    --------
+    >>> import pymc as pm
+    >>> from pymc_kernel_steps import KMCLite
+    >>> with pm.Model():
+    ...     x = pm.Normal("x", shape=2)
+    ...     idata = pm.sample(step=KMCLite(), tune=300, draws=200, chains=1,
+    ...                       random_seed=1, progressbar=False)  # doctest: +SKIP
     """
 
     name = "kmc_lite"
     estimator_name = "lite"
 
-    def __init__(self, vars=None, *, subsample_size: int = 500, **kwargs):
+    def __init__(
+        self,
+        vars=None,
+        *,
+        subsample_size: int = 500,
+        n_steps: int | tuple[int, int] = (10, 30),
+        step_size: float | None = None,
+        step_size_adaptation: str = "esjd",
+        trajectory_tuning: str | None = None,
+        target_accept: float | None = None,
+        step_size_jitter: float = 0.2,
+        lengthscale: float | None = None,
+        regularization: float | None = None,
+        min_history: int | None = None,
+        refit_interval: int = 100,
+        adapt_mass: bool = True,
+        whiten: bool = True,
+        confine: bool = True,
+        random_walk_probability: float = 0.25,
+        adapt_after_tuning: bool = False,
+        model=None,
+        initial_point=None,
+        compile_kwargs: dict | None = None,
+        rng=None,
+        blocked: bool = True,
+    ):
         require_int("subsample_size", subsample_size, minimum=2)
         self.subsample_size = int(subsample_size)
-        super().__init__(vars, **kwargs)
+        super().__init__(
+            vars,
+            n_steps=n_steps,
+            step_size=step_size,
+            step_size_adaptation=step_size_adaptation,
+            trajectory_tuning=trajectory_tuning,
+            target_accept=target_accept,
+            step_size_jitter=step_size_jitter,
+            lengthscale=lengthscale,
+            regularization=regularization,
+            min_history=min_history,
+            refit_interval=refit_interval,
+            adapt_mass=adapt_mass,
+            whiten=whiten,
+            confine=confine,
+            random_walk_probability=random_walk_probability,
+            adapt_after_tuning=adapt_after_tuning,
+            model=model,
+            initial_point=initial_point,
+            compile_kwargs=compile_kwargs,
+            rng=rng,
+            blocked=blocked,
+        )
 
     def _training_points(self):
         history = self.chain.history
@@ -473,35 +621,158 @@ class KMCFinite(_KMC):
     every new chain state during tuning enters through an exact rank-d update of the
     solution, O(d m²) per iteration. Hyper-parameters are chosen by cross-validation after an
     initial random-walk phase and re-chosen each time the history doubles; a batch refit then
-    starts a new online run. Trajectories are accepted with the true log density.
+    starts a new online run. Trajectories are accepted with the true log density, so each
+    iteration evaluates the model once and needs no gradient. As in :class:`KMCLite`, a share
+    ``random_walk_probability`` of the iterations are random-walk moves.
 
     Parameters
     ----------
     vars : list of variables, optional
-    n_features : int
-        Number ``m`` of random Fourier features (default 300).
-    n_steps, step_size, step_size_adaptation, target_accept, step_size_jitter, lengthscale,
-    regularization, min_history, refit_interval, adapt_mass, whiten, confine,
-    random_walk_probability, adapt_after_tuning, model, initial_point, compile_kwargs, rng,
-    blocked
-        As for :class:`KMCLite` (``refit_interval`` is unused: the fit is updated with every
-        adapting iteration).
+        Continuous variables to sample (default: all free variables of the model).
+    n_features : int, default 300
+        Number ``m`` of random Fourier features.
+    n_steps : int or tuple of (int, int), default (10, 30)
+        Leapfrog steps per trajectory, drawn uniformly from the inclusive range ``(low, high)``
+        (an integer fixes it).
+    step_size : float, optional
+        Initial leapfrog step size (default ``1/√d`` in the mass-matrix metric); jittered by
+        ``±step_size_jitter`` per iteration and tuned as ``step_size_adaptation`` says.
+    step_size_adaptation : {"esjd", "dual_averaging"}, default "esjd"
+        ``"esjd"`` searches for the step size with the largest expected squared jump
+        distance (:class:`~pymc_kernel_steps.core.JumpDistanceStepSize`); ``"dual_averaging"``
+        tunes towards ``target_accept`` as NUTS does. With a surrogate gradient the acceptance
+        rate is capped by the surrogate's error at every step size, and dual averaging towards
+        0.8 then shrinks the step size until trajectories barely move.
+    trajectory_tuning : {None, "bayesopt"}, optional
+        None (default): the step size is tuned as ``step_size_adaptation`` says and ``n_steps``
+        is drawn from its range. ``"bayesopt"``: ``(ε, L)`` are tuned together by annealed
+        GP-UCB (paper 003, :class:`~pymc_kernel_steps.core.WindowedTuner`) over
+        ``ε ∈ [ε₀/30, 3ε₀]`` (``ε₀`` the initial step size) and ``L`` in the ``n_steps`` range,
+        restarted from the best point so far whenever the surrogate is re-selected, rewarding
+        the ESJD per target evaluation in windows of a hundredth of the tuning phase; each
+        trajectory takes ``L_r ~ U{1..L}`` steps without jitter, and the best ``(ε, L)`` is
+        frozen after tuning.
+    target_accept : float, optional
+        Target acceptance of dual averaging, in (0, 1) (default 0.8). Accepted only with
+        ``step_size_adaptation="dual_averaging"``: the default ``"esjd"`` has no target
+        acceptance, and passing one raises a ValueError.
+    step_size_jitter : float, default 0.2
+        Relative uniform jitter of the step size, in [0, 1).
+    lengthscale, regularization : float, optional
+        Gaussian-kernel lengthscale ``ℓ`` and regulariser ``λ`` of the estimator. Default: chosen by
+        5-fold cross-validation of the score-matching objective (on at most 500 distinct states,
+        ``ℓ`` from 1 to 3 times the median heuristic) when the surrogate is first fitted and
+        each time the history doubles during tuning.
+    min_history : int, optional
+        Random-walk iterations before the first fit (default ``max(300, 20 d)``, but at most a
+        third of the tuning iterations, and at least 50).
+    adapt_mass : bool, default True
+        Estimate the diagonal mass matrix from the history's variances.
+    whiten : bool, default True
+        Fit the surrogate and run its trajectories on states whitened by the mean and full
+        covariance of the recent history (see :class:`~pymc_kernel_steps.core.Whitening`): a
+        linear change of the model's coordinates then leaves the sampler unchanged. False is the
+        paper's isotropic kernel in the model's coordinates. Random-walk moves always use the
+        history's covariance.
+    confine : bool, default True
+        Add to the surrogate the confining term ``−(k/2)(‖u‖ − R)₊²`` with ``R`` twice the distance
+        of the farthest training point (whitened) and ``k`` one over the mean training variance, so
+        that trajectories turn back instead of carrying an expensive model far outside the
+        region the chain has seen, where the lite surrogate is flat and the random-feature one
+        periodic. A fixed potential keeps the move exact.
+    random_walk_probability : float, default 0.25
+        Share of random-walk moves, in [0, 1).
+    adapt_after_tuning : bool, default False
+        Keep adapting through the draws with vanishing probability. By default the surrogate,
+        step size and mass matrix are frozen after tuning and the kernel is exactly
+        π-invariant.
+    model : pymc.Model, optional
+        The model (default: the one of the enclosing ``with`` block).
+    initial_point : dict, optional
+        Values at which the variables outside the block are taken when compiling (default: the
+        model's initial point).
+    compile_kwargs : dict, optional
+        Passed to :func:`pymc.pytensorf.compile` (for example ``{"mode": "CVM"}`` for a cheap
+        Python ``Op``); those given to ``pm.sample`` do not reach a step you construct.
+    rng : int or numpy.random.Generator, optional
+        Random state; ``pm.sample(random_seed=...)`` reseeds it for every chain.
+    blocked : bool, default True
+        Accepted for PyMC's interface; the step always updates its variables jointly.
+
+    See Also
+    --------
+    KMCLite : the same with a kernel expansion on a sub-sample of the history.
 
     Notes
     -----
     Random features are periodic, so the surrogate has spurious modes far from the data: the
     confining term (``confine``) and the random-walk phase before the first fit
-    (``min_history`` iterations) keep trajectories from being carried there. Stats as for
-    :class:`KMCLite`.
+    (``min_history`` iterations) keep trajectories from being carried there. The fit is updated
+    with every adapting iteration (there is no ``refit_interval``).
+
+    Sample stats (in ``idata.sample_stats``): ``accept`` (acceptance probability),
+    ``accepted``, ``logp_evals`` (target evaluations this iteration), ``logp_nan``, ``lp`` (the
+    model's log density; emitted as ``model_logp``, absent for noisy log densities),
+    ``diverging`` (a surrogate trajectory whose true energy is non-finite, or a proposal
+    rejected without evaluating the model), ``step_size`` (NaN for random-walk moves),
+    ``n_steps`` (0 for random-walk moves), ``energy_error`` (change of the true Hamiltonian),
+    ``n_history``,
+    ``refit``, ``surrogate`` (False for random-walk moves) and ``lengthscale``. The ``tune`` and
+    ``warning`` stats are consumed by PyMC and do not appear in the DataTree.
     """
 
     name = "kmc_finite"
     estimator_name = "finite"
 
-    def __init__(self, vars=None, *, n_features: int = 300, **kwargs):
+    def __init__(
+        self,
+        vars=None,
+        *,
+        n_features: int = 300,
+        n_steps: int | tuple[int, int] = (10, 30),
+        step_size: float | None = None,
+        step_size_adaptation: str = "esjd",
+        trajectory_tuning: str | None = None,
+        target_accept: float | None = None,
+        step_size_jitter: float = 0.2,
+        lengthscale: float | None = None,
+        regularization: float | None = None,
+        min_history: int | None = None,
+        adapt_mass: bool = True,
+        whiten: bool = True,
+        confine: bool = True,
+        random_walk_probability: float = 0.25,
+        adapt_after_tuning: bool = False,
+        model=None,
+        initial_point=None,
+        compile_kwargs: dict | None = None,
+        rng=None,
+        blocked: bool = True,
+    ):
         require_int("n_features", n_features, minimum=1)
         self.n_features = int(n_features)
-        super().__init__(vars, **kwargs)
+        super().__init__(
+            vars,
+            n_steps=n_steps,
+            step_size=step_size,
+            step_size_adaptation=step_size_adaptation,
+            trajectory_tuning=trajectory_tuning,
+            target_accept=target_accept,
+            step_size_jitter=step_size_jitter,
+            lengthscale=lengthscale,
+            regularization=regularization,
+            min_history=min_history,
+            adapt_mass=adapt_mass,
+            whiten=whiten,
+            confine=confine,
+            random_walk_probability=random_walk_probability,
+            adapt_after_tuning=adapt_after_tuning,
+            model=model,
+            initial_point=initial_point,
+            compile_kwargs=compile_kwargs,
+            rng=rng,
+            blocked=blocked,
+        )
 
     def _training_points(self):
         return self._recent_history()

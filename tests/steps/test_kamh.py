@@ -189,6 +189,24 @@ def test_bad_parameters_raise(kwargs, match):
             KAMH(**kwargs)
 
 
+@pytest.mark.parametrize("cls", [KAMH, AdaptiveMetropolis])
+def test_unknown_keyword_names_the_public_class(cls):
+    with correlated_gaussian_model():
+        with pytest.raises(TypeError, match=rf"^{cls.__name__}\.__init__\(\).*subsample"):
+            cls(subsample=10)
+
+
+def test_adaptive_metropolis_signature_is_explicit_and_has_no_kernel():
+    import inspect
+
+    parameters = inspect.signature(AdaptiveMetropolis).parameters
+    assert "kwargs" not in parameters and "kernel" not in parameters
+    assert set(parameters) == set(inspect.signature(KAMH).parameters) - {"kernel"}
+    with correlated_gaussian_model():
+        with pytest.raises(TypeError, match="kernel"):
+            AdaptiveMetropolis(kernel=GaussianKernel(1.0))
+
+
 def test_pickle_round_trip_steps_identically():
     """A cloudpickled step (as sent to spawn/forkserver workers) makes the same transitions."""
     model = correlated_gaussian_model()

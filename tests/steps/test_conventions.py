@@ -1,0 +1,93 @@
+"""PyMC's conventions as a user meets them: help(), signatures, unknown keywords, the stats that
+reach the DataTree."""
+
+from __future__ import annotations
+
+import inspect
+import pydoc
+import re
+
+import numpy as np
+import pymc as pm
+import pytest
+from pymc.step_methods.compound import BlockedStep
+
+import pymc_kernel_steps
+from pymc_kernel_steps import CKAM, KMCLite
+
+from ..helpers import correlated_gaussian_model
+
+#: every step class the package exports (a new one is covered as soon as it is in ``__all__``)
+PUBLIC_STEPS = [
+    obj
+    for obj in (getattr(pymc_kernel_steps, name) for name in pymc_kernel_steps.__all__)
+    if isinstance(obj, type) and issubclass(obj, BlockedStep)
+]
+
+
+def test_the_public_steps_are_found():
+    names = {cls.__name__ for cls in PUBLIC_STEPS}
+    assert {"KAMH", "AdaptiveMetropolis", "KMCLite", "KMCFinite", "CKAM"} <= names
+
+
+QUIET = dict(progressbar=False, compute_convergence_checks=False)
+
+
+@pytest.fixture(params=PUBLIC_STEPS, ids=lambda cls: cls.__name__)
+def public_step(request):
+    return request.param
+
+
+def _documented_parameters(cls) -> set[str]:
+    """Names in the numpydoc Parameters section of the class docstring."""
+    doc = inspect.getdoc(cls)
+    section = doc.split("Parameters\n----------\n", 1)[1]
+    section = re.split(r"\n\n[A-Z][A-Za-z ]+\n-+\n", section, maxsplit=1)[0]
+    names = set()
+    for line in section.splitlines():
+        if line and not line.startswith(" "):
+            for name in line.split(" : ")[0].split(","):
+                names.add(name.strip())
+    return names
+
+
+def test_signature_is_explicit_and_fully_documented(public_step):
+    parameters = inspect.signature(public_step).parameters
+    kinds = {p.kind for p in parameters.values()}
+    assert inspect.Parameter.VAR_KEYWORD not in kinds
+    assert inspect.Parameter.VAR_POSITIONAL not in kinds
+    assert _documented_parameters(public_step) == set(parameters)
+
+
+def test_help_shows_own_docs_not_pymcs(public_step):
+    text = pydoc.render_doc(public_step, renderer=pydoc.plaintext)
+    assert "Create the ArrayStepShared object" not in text
+    header = text.split("Method resolution order")[0]  # the signature and the docstring
+    assert "**kwargs" not in header
+    for name in inspect.signature(public_step).parameters:
+        # documented in the class docstring that help() shows ("a, b : float" lines too)
+        assert re.search(rf"\|  ([a-z_0-9]+, )*{name}(, [a-z_0-9]+)* : ", header), name
+
+
+def test_unknown_keyword_is_a_type_error_naming_the_class(public_step):
+    with correlated_gaussian_model():
+        with pytest.raises(TypeError, match=rf"^{public_step.__name__}\.__init__\(\).*'no_such'"):
+            public_step(no_such=1)
+
+
+@pytest.mark.parametrize("flag", ["whiten", "mode_jumps"])
+def test_ckam_flags_must_be_bools(flag):
+    with correlated_gaussian_model():
+        with pytest.raises(TypeError, match=flag):
+            CKAM(**{flag: "no"})
+
+
+def test_what_the_datatree_shows():
+    """`model_logp` arrives as `lp`; `tune` and `warning` are consumed by PyMC (what the docs
+    say); KMC's `diverging` is there for ArviZ."""
+    with correlated_gaussian_model():
+        idata = pm.sample(step=KMCLite(), tune=200, draws=50, chains=1, random_seed=3, **QUIET)
+    stats = set(idata.sample_stats.data_vars)
+    assert "lp" in stats and "model_logp" not in stats
+    assert "tune" not in stats and "warning" not in stats
+    assert idata.sample_stats.diverging.dtype == np.bool_
