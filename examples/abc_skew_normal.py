@@ -172,7 +172,7 @@ plt.show()
 # %% [markdown]
 # Both find the ABC posterior. Its centre is about 9.4, not the true 10: the ABC posterior is
 # the posterior given this data set's summary (with a kernel of width 0.55), and one of the
-# coordinates (the eighth) sits near 8.7 because the observed mean is low there. SMC-ABC
+# coordinates (the eighth) sits near 8.8 because the observed mean is low there. SMC-ABC
 # treats each single-simulation estimate as if it were the likelihood, and its population of
 # particles is the sample; the pseudo-marginal chain is exact for the ABC posterior whatever
 # the estimator's noise, which costs mixing, not correctness.
