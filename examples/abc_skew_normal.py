@@ -164,9 +164,10 @@ comparison.round(3)
 # %%
 with warnings.catch_warnings():
     warnings.simplefilter("ignore", FutureWarning)  # xarray's notice about aligning the runs
-    az.plot_forest(
+    pc = az.plot_forest(
         {"AdaptiveMetropolis": idata, "SMC-ABC": idata_smc}, var_names=["theta"], combined=True
     )
+pc.add_legend("model")
 plt.show()
 
 # %% [markdown]

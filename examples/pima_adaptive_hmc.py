@@ -113,13 +113,13 @@ table = pd.DataFrame(rows).T
 table.round(3)
 
 # %% [markdown]
-# Both posteriors side by side (88 % intervals; the reference means as dots would sit on top of
-# them). The coefficients of glucose (`glu`), the pedigree function (`ped`), BMI and age are
-# clearly positive; blood pressure (`bp`) and skin fold (`skin`) add little once the others are
-# known.
+# Both posteriors side by side (thin lines: 89 % intervals, ArviZ's default; circles: means). The
+# coefficients of glucose (`glu`), the pedigree function (`ped`), BMI and age are clearly
+# positive; blood pressure (`bp`) and skin fold (`skin`) add little once the others are known.
 
 # %%
-az.plot_forest(runs, var_names=["w"], combined=True)
+pc = az.plot_forest(runs, var_names=["w"], combined=True)
+pc.add_legend("model")
 plt.show()
 
 # %% [markdown]
