@@ -21,7 +21,7 @@ $(STAMP): pyproject.toml
 	echo "Using $$PYTHON"; \
 	env $$PYTHON -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e ".[test,bench]"
+	$(PY) -m pip install --quiet -e ".[test,bench,examples]"
 	@touch $(STAMP)
 
 venv: $(STAMP)
@@ -70,6 +70,12 @@ bench-quick: $(BENCH_STAMP)
 # Within-run ESS per evaluation and per second (the older benchmark, benchmarks/run.py).
 bench-within: $(STAMP)
 	$(PY) benchmarks/run.py
+
+# Re-execute every example notebook (examples/*.py, jupytext percent format) at full size and save
+# its outputs to the paired .ipynb, one at a time (1-4 minutes each on one core).
+.PHONY: examples
+examples: $(STAMP)
+	$(PY) examples/_execute.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache *.egg-info docs/_build docs/examples
