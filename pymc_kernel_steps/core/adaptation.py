@@ -176,10 +176,7 @@ class JumpDistanceStepSize:
     acceptance rate, the ESJD is the right objective when the acceptance rate of a trajectory is
     capped by something other than the step size, such as a surrogate gradient that only
     approximates the target's (Pasarica & Gelman 2010; the trajectory's cost is left out because
-    it never touches the target). A window whose trajectories were all but all rejected (their
-    acceptance probabilities, when reported, sum to less than one) says nothing about which
-    candidate jumps farthest, only that every candidate is too large: ``ε_ref`` then moves all the
-    way to the smallest candidate.
+    it never touches the target).
 
     Parameters
     ----------
@@ -215,8 +212,6 @@ class JumpDistanceStepSize:
         self.window = int(window)
         self._sums = [0.0] * len(factors)
         self._counts = [0] * len(factors)
-        self._accepted = 0.0
-        self._accept_reported = True
         self._pending: int | None = None
 
     def propose(self, rng) -> float:
@@ -224,34 +219,22 @@ class JumpDistanceStepSize:
         self._pending = int(rng.integers(len(self.factors)))
         return self.step_size * self.factors[self._pending]
 
-    def update(self, squared_jump: float, accept_prob: float | None = None) -> float:
-        """Report ``α |x' − x|²`` of the candidate last drawn (and, optionally, its acceptance
-        probability ``α``); return the reference step size."""
+    def update(self, squared_jump: float) -> float:
+        """Report ``α |x' − x|²`` of the candidate last drawn; return the reference step size."""
         if self._pending is None:
             return self.step_size
         k, self._pending = self._pending, None
         self._sums[k] += squared_jump if math.isfinite(squared_jump) else 0.0
         self._counts[k] += 1
-        if accept_prob is None:
-            self._accept_reported = False
-        elif math.isfinite(accept_prob):
-            self._accepted += accept_prob
         if sum(self._counts) >= self.window:
-            if self._accept_reported and self._accepted < 1.0:
-                # all rejected: the means are noise (acceptances of 1e-20 against 1e-30), and
-                # the only information is that every candidate is too large
-                self.step_size *= min(self.factors)
-            else:
-                means = [
-                    s / c if c else -math.inf for s, c in zip(self._sums, self._counts, strict=True)
-                ]
-                best = max(range(len(means)), key=means.__getitem__)
-                self.step_size *= math.sqrt(self.factors[best])  # half a move: damp the noise
+            means = [
+                s / c if c else -math.inf for s, c in zip(self._sums, self._counts, strict=True)
+            ]
+            best = max(range(len(means)), key=means.__getitem__)
+            self.step_size *= math.sqrt(self.factors[best])  # half a move: damp the noise
             self.step_size = min(max(self.step_size, self.min_step_size), self.max_step_size)
             self._sums = [0.0] * len(self.factors)
             self._counts = [0] * len(self.factors)
-            self._accepted = 0.0
-            self._accept_reported = True
         return self.step_size
 
 

@@ -325,8 +325,7 @@ class _KMC(KernelStep):
             elif isinstance(tuner, JumpDistanceStepSize):
                 squared_jump = info["squared_jump"]
                 chain.step_size = tuner.update(
-                    accept_prob * squared_jump if math.isfinite(squared_jump) else 0.0,
-                    accept_prob,
+                    accept_prob * squared_jump if math.isfinite(squared_jump) else 0.0
                 )
             else:
                 chain.step_size = tuner.update(accept_prob)
