@@ -35,6 +35,8 @@ from pytensor.tensor.random.op import RNGConsumerOp
 from pytensor.tensor.random.type import RandomGeneratorType
 from pytensor.tensor.random.utils import custom_rng_deepcopy
 
+from .steps.base import require_bool
+
 __all__ = ["LogLikelihoodEstimateOp", "pseudo_marginal_potential"]
 
 LogLikeEstimate = Callable[[np.ndarray, np.random.Generator], float]
@@ -348,8 +350,7 @@ def pseudo_marginal_potential(
                 "`loglike_estimate` must accept two positional arguments (theta, rng); its "
                 f"signature is {signature}: {error}"
             ) from None
-    if not isinstance(check, bool | np.bool_):
-        raise TypeError(f"`check` must be True or False, got {check!r}")
+    require_bool("check", check)
     model = modelcontext(model)
     vector = _theta_vector(theta)
     op = LogLikelihoodEstimateOp(loglike_estimate, name)

@@ -123,3 +123,37 @@ def lotka_volterra_model() -> pm.Model:
         theta = pt.stack([alpha, beta, gamma, delta, sigma])
         pm.Potential("loglik", CountingLogp(lotka_volterra_loglik, name="lotka_volterra")(theta))
     return model
+
+
+def sample_stuck_on_a_lucky_estimate(step_factory, tune=1500, draws=300, seed=4) -> dict:
+    """Sample a 4-d pseudo-marginal target whose 400th estimate is 300 above the rest, so the
+    chain accepts it and then sits on that one state; return every iteration's stats (tuning
+    included) as ``{name: 1-d array}``."""
+    from pymc_kernel_steps import pseudo_marginal_potential
+
+    calls = {"n": 0}
+
+    def lucky_once(theta, rng):
+        calls["n"] += 1
+        lucky = 300.0 if calls["n"] == 400 else 0.0  # one estimate far above the rest
+        return float(-0.5 * theta @ theta + 0.1 * rng.standard_normal() + lucky)
+
+    with pm.Model():
+        x = pm.Flat("x", shape=4)
+        pseudo_marginal_potential("loglik", lucky_once, x)
+        idata = pm.sample(
+            step=step_factory(),
+            tune=tune,
+            draws=draws,
+            chains=1,
+            cores=1,
+            random_seed=seed,
+            progressbar=False,
+            compute_convergence_checks=False,
+            discard_tuned_samples=False,
+        )
+    groups = ("warmup_sample_stats", "sample_stats")
+    return {
+        name: np.concatenate([idata[group][name].values.ravel() for group in groups])
+        for name in idata.sample_stats.data_vars
+    }

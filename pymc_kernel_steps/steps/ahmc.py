@@ -20,7 +20,14 @@ from ..core.bayesopt import WindowedTuner, default_hmc_box
 from ..core.history import ChainHistory
 from ..core.hmc import HamiltonianState, find_step_size, hmc_transition, regularized_variance
 from ._threads import single_threaded_blas
-from .base import ChainState, KernelStep, LogDensityError, require_int, require_positive
+from .base import (
+    ChainState,
+    KernelStep,
+    LogDensityError,
+    require_bool,
+    require_int,
+    require_positive,
+)
 
 __all__ = ["AdaptiveHMC"]
 
@@ -181,8 +188,7 @@ class AdaptiveHMC(KernelStep):
     ):
         self.step_size_bounds = _check_bounds("step_size_bounds", step_size_bounds, False)
         self.n_steps_bounds = _check_bounds("n_steps_bounds", n_steps_bounds, True)
-        if not isinstance(adapt_mass, bool | np.bool_):
-            raise TypeError(f"`adapt_mass` must be True or False, got {adapt_mass!r}.")
+        require_bool("adapt_mass", adapt_mass)
         self.adapt_mass = bool(adapt_mass)
         require_int("n_windows", n_windows, minimum=1)
         self.n_windows = int(n_windows)

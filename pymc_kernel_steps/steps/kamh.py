@@ -357,7 +357,7 @@ class KAMH(KernelStep):
         chain = self.chain
         history = chain.history
         subsample = history.subsample(self.rng, self.subsample_size, start=len(history) // 2)
-        if np.unique(subsample, axis=0).shape[0] < 2:
+        if np.all(subsample == subsample[0]):
             # A stuck chain (e.g. on a lucky pseudo-marginal estimate): the recent history holds
             # one state, where the kernel's features vanish and ν² would be rescaled without
             # bound. Keep the proposal learned so far (or the random walk before the first fit).

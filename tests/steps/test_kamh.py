@@ -18,6 +18,7 @@ from ..helpers import (
     CORRELATED_COV,
     CORRELATED_MEAN,
     correlated_gaussian_model,
+    sample_stuck_on_a_lucky_estimate,
 )
 
 STEPS = [KAMH, AdaptiveMetropolis]
@@ -267,35 +268,7 @@ def test_a_chain_stuck_on_one_state_keeps_its_learned_proposal():
     rescaled to ~1e59 until every proposal was degenerate and rejected without evaluation
     (seen on the ABC target). The learned proposal must stay as it was, every proposal be
     evaluated, and ν² stay within its bounds."""
-    from pymc_kernel_steps import pseudo_marginal_potential
-
-    calls = {"n": 0}
-
-    def lucky_once(theta, rng):
-        calls["n"] += 1
-        lucky = 300.0 if calls["n"] == 400 else 0.0  # one estimate far above the rest
-        return float(-0.5 * theta @ theta + 0.1 * rng.standard_normal() + lucky)
-
-    with pm.Model():
-        x = pm.Flat("x", shape=4)
-        pseudo_marginal_potential("loglik", lucky_once, x)
-        idata = pm.sample(
-            step=KAMH(),
-            tune=1500,
-            draws=300,
-            chains=1,
-            cores=1,
-            random_seed=4,
-            progressbar=False,
-            compute_convergence_checks=False,
-            discard_tuned_samples=False,
-        )
-    stats_ = {
-        name: np.concatenate(
-            [idata[group][name].values.ravel() for group in ("warmup_sample_stats", "sample_stats")]
-        )
-        for name in ("logp_evals", "nu2", "accepted")
-    }
+    stats_ = sample_stuck_on_a_lucky_estimate(KAMH)
     assert stats_["accepted"][450:].sum() == 0  # stuck on the lucky estimate, as it should be
     assert np.all(stats_["logp_evals"][1:] >= 1)  # every proposal evaluated
     nu2 = stats_["nu2"][np.isfinite(stats_["nu2"])]

@@ -13,7 +13,13 @@ import pytest
 from pymc_kernel_steps import KMCFinite, KMCLite
 from pymc_kernel_steps.core import kinetic_energy
 
-from ..helpers import CORRELATED_COV, CORRELATED_MEAN, assert_moments, correlated_gaussian_model
+from ..helpers import (
+    CORRELATED_COV,
+    CORRELATED_MEAN,
+    assert_moments,
+    correlated_gaussian_model,
+    sample_stuck_on_a_lucky_estimate,
+)
 
 KMC_STEPS = [KMCLite, KMCFinite]
 QUIET = dict(progressbar=False, compute_convergence_checks=False)
@@ -377,35 +383,7 @@ def test_a_chain_stuck_on_one_state_keeps_its_surrogate(kmc_class):
     then holds that state only and the hyper-parameter selection crashed (the median heuristic
     of identical states), seen on the ABC target. The surrogate must be kept and sampling go on
     with every proposal evaluated."""
-    from pymc_kernel_steps import pseudo_marginal_potential
-
-    calls = {"n": 0}
-
-    def lucky_once(theta, rng):
-        calls["n"] += 1
-        lucky = 300.0 if calls["n"] == 400 else 0.0  # one estimate far above the rest
-        return float(-0.5 * theta @ theta + 0.1 * rng.standard_normal() + lucky)
-
-    with pm.Model():
-        x = pm.Flat("x", shape=4)
-        pseudo_marginal_potential("loglik", lucky_once, x)
-        idata = pm.sample(
-            step=kmc_class(),
-            tune=1500,
-            draws=300,
-            chains=1,
-            cores=1,
-            random_seed=4,
-            progressbar=False,
-            compute_convergence_checks=False,
-            discard_tuned_samples=False,
-        )
-    stats_ = {
-        name: np.concatenate(
-            [idata[group][name].values.ravel() for group in ("warmup_sample_stats", "sample_stats")]
-        )
-        for name in ("logp_evals", "accepted", "refit", "surrogate")
-    }
+    stats_ = sample_stuck_on_a_lucky_estimate(kmc_class)
     assert stats_["accepted"][450:].sum() == 0  # stuck on the lucky estimate, as it should be
     assert stats_["surrogate"][-300:].any()  # the surrogate fitted before is still used
     assert np.all(stats_["logp_evals"][1:] >= 1)
