@@ -59,6 +59,11 @@ from pymc_kernel_steps.comparison import (  # noqa: E402
     ess_err_table,
     plot_comparison,
 )
+from pymc_kernel_steps.targets.synthetic import (  # noqa: E402
+    BIMODAL_MEANS,
+    BIMODAL_VARIANCES,
+    BIMODAL_WEIGHTS,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 OURS = ("KAMH", "AdaptiveMetropolis", "KMCLite", "KMCFinite", "CKAM")
@@ -70,9 +75,9 @@ REFERENCE_DRAWS = 200_000
 # ------------------------------------------------------------------------------ references
 def _bimodal_sample(rng, size):
     rng = np.random.default_rng(rng)
-    component = rng.choice(len(T.BIMODAL_WEIGHTS), p=T.BIMODAL_WEIGHTS, size=size)
-    sd = np.sqrt(T.BIMODAL_VARIANCES[component])[:, None]
-    return T.BIMODAL_MEANS[component] + sd * rng.standard_normal((size, 2))
+    component = rng.choice(len(BIMODAL_WEIGHTS), p=BIMODAL_WEIGHTS, size=size)
+    sd = np.sqrt(BIMODAL_VARIANCES[component])[:, None]
+    return BIMODAL_MEANS[component] + sd * rng.standard_normal((size, 2))
 
 
 #: exact samplers ``(rng, size) -> (size, k)`` for the targets that have one: they give
@@ -83,13 +88,36 @@ EXACT_SAMPLERS = {
 }
 
 
+#: targets whose posterior is exactly Gaussian (the 4-d correlated Gaussian; the conjugate model
+#: behind the noisy pseudo-marginal target)
+GAUSSIAN_POSTERIORS = ("gaussian", "noisy")
+
+
+def reference_var_sq(reference: dict | None) -> np.ndarray | None:
+    """``Var_π(x_i²)`` of a cached reference run: ``MCSE² × ESS`` of its second moments (the
+    variance behind the MCSE it reports), or None when the file has no such fields."""
+    if reference is None:
+        return None
+    mcse, ess = reference.get("mcse_second_moment"), reference.get("ess_second_moment")
+    if mcse is None or ess is None:
+        return None
+    var_sq = np.asarray(mcse, dtype=float) ** 2 * np.asarray(ess, dtype=float)
+    return var_sq if np.all(np.isfinite(var_sq)) and np.all(var_sq > 0) else None
+
+
 def reference_for(name, target) -> Reference | None:
-    """Exact moments of ``target``; Var(x²) and draws from an exact sampler when there is one."""
+    """Exact moments of ``target`` (or those of its cached reference run, with Var(x²) from
+    that run); Var(x²) and draws from an exact sampler when there is one."""
     if getattr(target, "true_mean", None) is None or getattr(target, "true_var", None) is None:
         return None
     sample = EXACT_SAMPLERS.get(name) or getattr(target, "sample", None)
     if sample is None:
-        return Reference(target.true_mean, target.true_var)
+        if name in GAUSSIAN_POSTERIORS:  # x_i ~ N(μ, σ²): Var(x_i²) = 2σ⁴ + 4μ²σ²
+            mean, var = np.asarray(target.true_mean), np.asarray(target.true_var)
+            var_sq = 2.0 * var**2 + 4.0 * mean**2 * var
+        else:
+            var_sq = reference_var_sq(getattr(target, "reference", None))
+        return Reference(target.true_mean, target.true_var, var_sq=var_sq)
     draws = np.asarray(sample(np.random.default_rng(12345), REFERENCE_DRAWS), dtype=float)
     return Reference.from_draws(draws, mean=target.true_mean, var=target.true_var)
 
@@ -361,10 +389,11 @@ def write_index(out: Path, command: str) -> None:
     rows = []
     for path in sorted(out.glob("*-runs.csv.gz")):
         name = path.name.removesuffix("-runs.csv.gz")
-        table = ess_err_table(pd.read_csv(path))
+        frame = pd.read_csv(path)
+        table = ess_err_table(frame)
         ours = _best(table, [n for n in table.index if n.split(":")[0] in OURS])
         peer = _best(table, [n for n in table.index if n.split(":")[0] not in OURS])
-        rows.append((name, ours, peer))
+        rows.append((name, int(frame["budget"].iloc[0]), ours, peer))
     index = [
         "# Benchmarks: accuracy per target evaluation",
         "",
@@ -374,14 +403,14 @@ def write_index(out: Path, command: str) -> None:
         "error-based ESS of E[x] per 1000 evaluations (details, run times and figures in each "
         "target's page).",
         "",
-        "| target | ours: best | ESS_err / 1k | peer: best | ESS_err / 1k | ratio |",
-        "|:--|:--|--:|:--|--:|--:|",
+        "| target | budget | ours: best | ESS_err / 1k | peer: best | ESS_err / 1k | ratio |",
+        "|:--|--:|:--|--:|:--|--:|--:|",
     ]
-    for name, (ours, a), (peer, b) in rows:
+    for name, budget, (ours, a), (peer, b) in rows:
         ratio = a / b if b and math.isfinite(a) and math.isfinite(b) else math.nan
         index.append(
-            f"| [{name}]({name}.md) | {ours or '-'} | {_fmt(a)} | {peer or '-'} | {_fmt(b)} | "
-            f"{_fmt(ratio)} |"
+            f"| [{name}]({name}.md) | {budget:,} | {ours or '-'} | {_fmt(a)} | {peer or '-'} | "
+            f"{_fmt(b)} | {_fmt(ratio)} |"
         )
     (out / "index.md").write_text("\n".join(index) + "\n")
 
