@@ -55,10 +55,11 @@ $(BENCH_STAMP): $(STAMP) pyproject.toml
 
 # Accuracy per target evaluation against SMC, emcee, DEMetropolisZ and NUTS on every target with a
 # reference: budget 12,000, 10 replicates; writes docs/benchmarks/ (index.md records the minutes per
-# target). Run time on the shared 2-core development machine: KMCLite and KMCFinite dominate, at
-# 15-150 s per 12,000-evaluation run depending on the load (KMCFinite 15 s at load average 5, both
-# ~140 s at 10), every other sampler under 10 s: 10-50 minutes per target, 1-3.5 hours for the 4
-# targets of today. BENCH_ARGS="--cores 2" runs two targets at a time.
+# target). Run time on the shared 2-core development machine: on the cheap targets (banana, Pima,
+# bimodal, ABC) KMCLite and KMCFinite dominate, at 15-150 s per 12,000-evaluation run depending on
+# the load, every other sampler under 10 s: 3-50 minutes per target. Expensive models take longer:
+# the ODE (5-10 ms per evaluation) 100 minutes, the glass GP (6-40 ms) several hours; run those
+# with OMP_NUM_THREADS=1. BENCH_ARGS="--cores 2" runs two targets at a time.
 bench: $(BENCH_STAMP)
 	$(PY) benchmarks/compare.py --verbose --csv $(BENCH_ARGS)
 

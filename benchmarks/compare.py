@@ -17,10 +17,11 @@ Writes ``<target>.md`` (machine, versions, date, the exact command, the table) a
 ``<target>.png``/``<target>-second-moment.png`` into ``--out`` (default ``docs/benchmarks``),
 and ``index.md`` with each target's best sampler of ours against the best peer.
 
-Run time (``make bench``): 10-50 minutes per target on one core of the shared 2-core development
-machine, depending on its load; KMCLite and KMCFinite take most of it (15-150 s per
-12,000-evaluation run: KMCFinite 15 s at load average 5, both ≈140 s at 10), every other sampler
-under 10 s per run. ``--cores`` runs targets in parallel (``fork``ed processes; each counts its own
+Run time (``make bench``): 3-50 minutes per cheap target (banana, Pima, bimodal, ABC) on one core
+of the shared 2-core development machine, depending on its load; KMCLite and KMCFinite take most
+of it (15-150 s per 12,000-evaluation run), every other sampler under 10 s per run. The ODE
+(5-10 ms per evaluation) takes about 100 minutes, the glass GP (6-40 ms) several hours.
+``--cores`` runs targets in parallel (``fork``ed processes; each counts its own
 evaluations). ``--quick`` took 3.5 minutes at load average 5.
 
 Examples
