@@ -47,6 +47,17 @@ class ChainHistory:
         self._data[self._size] = x
         self._size += 1
 
+    def extend(self, points) -> None:
+        """Store the rows of ``points``, shape (n, d), in order."""
+        points = np.asarray(points, dtype=float).reshape(-1, self.dim)
+        needed = self._size + len(points)
+        if needed > self._data.shape[0]:
+            grown = np.empty((max(needed, 2 * self._data.shape[0]), self.dim))
+            grown[: self._size] = self._data[: self._size]
+            self._data = grown
+        self._data[self._size : needed] = points
+        self._size = needed
+
     def subsample(self, rng: np.random.Generator, size: int, start: int = 0) -> np.ndarray:
         """Uniform sub-sample without replacement of at most ``size`` of the states stored from
         index ``start`` on (a copy)."""

@@ -183,6 +183,7 @@ class KernelStep(ArrayStepShared):
                     f"{var.name!r} is discrete ({var.dtype}). Assign it to another step method, "
                     "e.g. pm.Metropolis or pm.CategoricalGibbsMetropolis."
                 )
+        self._var_shapes = [(v.name, tuple(initial_point[v.name].shape)) for v in vars]
         self.dim = int(sum(np.prod(initial_point[v.name].shape, dtype=int) for v in vars))
         if self.dim == 0:
             raise ValueError(f"{type(self).__name__} got variables of total size zero.")
@@ -214,6 +215,48 @@ class KernelStep(ArrayStepShared):
         self.tune = True
         self._point_map_info = None
         self.chain = self._new_chain()
+
+    def _states_from(self, history, parameter: str = "history") -> np.ndarray:
+        """The states of ``history`` as an ``(n, dim)`` float array in the step's coordinates (a
+        copy): an array of such rows, or an ArviZ ``DataTree``/``InferenceData`` whose
+        ``posterior`` holds the step's value variables (chains and draws pooled)."""
+        posterior = getattr(history, "posterior", None)
+        if posterior is not None:
+            columns = []
+            for name, shape in self._var_shapes:
+                if name not in posterior:
+                    raise ValueError(
+                        f"`{parameter}`: the posterior has no variable {name!r}, which "
+                        f"{type(self).__name__} samples. For a transformed variable (such as "
+                        "'sigma_log__') sample with pm.sample(..., idata_kwargs="
+                        "{'include_transformed': True}), or pass an (n, "
+                        f"{self.dim}) array of states in the step's coordinates."
+                    )
+                values = np.asarray(posterior[name].values, dtype=float)
+                size = int(np.prod(shape, dtype=int))
+                if values.ndim < 2 or values.shape[2:] != shape:
+                    raise ValueError(
+                        f"`{parameter}`: posterior variable {name!r} has shape {values.shape}; "
+                        f"expected (chain, draw, *{shape})."
+                    )
+                columns.append(values.reshape(-1, size))
+            states = np.concatenate(columns, axis=1)
+        else:
+            try:
+                states = np.array(history, dtype=float)
+            except (TypeError, ValueError) as error:
+                raise TypeError(
+                    f"`{parameter}` must be an ArviZ DataTree/InferenceData with a posterior or "
+                    f"an (n, {self.dim}) array of states, got {type(history).__name__}."
+                ) from error
+            if states.ndim != 2 or states.shape[1] != self.dim:
+                raise ValueError(
+                    f"`{parameter}` must have shape (n, {self.dim}) (one state per row, in the "
+                    f"step's coordinates), got shape {states.shape}."
+                )
+        if not np.all(np.isfinite(states)):
+            raise ValueError(f"`{parameter}` holds non-finite values.")
+        return states
 
     # ------------------------------------------------------------------ chain set-up and tuning
     def setup_chain(self, rng, tune: int, draws: int) -> None:

@@ -66,6 +66,7 @@ class KMCChain(ChainState):
     regularization: float = math.nan
     last_fit_iteration: int = 0
     next_selection_size: int = 0
+    warm_started: bool = False  # the history began with the states of `history=`
 
 
 class _KMC(KernelStep):
@@ -106,6 +107,7 @@ class _KMC(KernelStep):
         confine: bool = True,
         random_walk_probability: float = 0.25,
         adapt_after_tuning: bool = False,
+        history=None,
         model=None,
         initial_point=None,
         compile_kwargs=None,
@@ -187,6 +189,17 @@ class _KMC(KernelStep):
             blocked=blocked,
             adapt_after_tuning=adapt_after_tuning,
         )
+        self.warm_history = None if history is None else self._warm_states(history)
+
+    def _warm_states(self, history) -> np.ndarray:
+        states = self._states_from(history)
+        distinct = np.unique(states, axis=0).shape[0]
+        if distinct < _MIN_DISTINCT_STATES:
+            raise ValueError(
+                f"`history` holds {distinct} distinct states; the surrogate needs at least "
+                f"{_MIN_DISTINCT_STATES}."
+            )
+        return states
 
     @property
     def min_history(self) -> int:
@@ -200,6 +213,18 @@ class _KMC(KernelStep):
     def setup_chain(self, rng, tune: int, draws: int) -> None:
         self._tune_length = int(tune)
         super().setup_chain(rng, tune, draws)
+        if self.warm_history is not None:
+            self._warm_start()
+
+    def _warm_start(self) -> None:
+        """Begin the chain's history with the states of ``history=`` and fit the surrogate,
+        the whitening, the mass matrix and the step size to them before the first iteration
+        (no random-walk phase). They depend on the given states and this chain's random
+        numbers only, never on its draws: with ``tune=0`` the kernel is fixed from the start."""
+        chain = self.chain
+        chain.history.extend(self.warm_history)
+        chain.warm_started = True
+        self._fit(None, select=True)
 
     def _new_chain(self) -> KMCChain:
         chain = KMCChain(history=ChainHistory(self.dim))
@@ -293,7 +318,7 @@ class _KMC(KernelStep):
     def _update_rw_whitening(self) -> None:
         """Mean and covariance of the recent history: the random-walk moves' metric."""
         chain = self.chain
-        if chain.accepted_moves >= min_accepted_moves(self.dim):
+        if chain.warm_started or chain.accepted_moves >= min_accepted_moves(self.dim):
             chain.rw_whitening = Whitening.from_points(
                 self._recent_history(),
                 fallback_variance=chain.rw_scale.scale**2,
@@ -591,6 +616,16 @@ class KMCLite(_KMC):
         Keep adapting through the draws with vanishing probability. By default the surrogate,
         step size and mass matrix are frozen after tuning and the kernel is exactly
         π-invariant.
+    history : arviz.DataTree, InferenceData or array of shape (n, d), optional
+        A warm start: states from an earlier run (``idata``, chains and draws pooled, whose
+        ``posterior`` holds the variables this step samples; for a transformed variable such as
+        ``sigma_log__``, sample it with ``idata_kwargs={"include_transformed": True}``), or an
+        ``(n, d)`` array of states in the step's coordinates. Every chain begins its history
+        with them and fits the surrogate, whitening, mass matrix and step size to them before
+        its first iteration, with no random-walk phase; tuning then goes on from there (and may
+        be short). With ``tune=0`` the kernel is fixed from the first draw (it depends on these
+        states, never on the chain's own draws), so the draws stay exact. At least 10 distinct
+        states; they are copied, not modified.
     model : pymc.Model, optional
         The model (default: the one of the enclosing ``with`` block).
     initial_point : dict, optional
@@ -653,6 +688,7 @@ class KMCLite(_KMC):
         confine: bool = True,
         random_walk_probability: float = 0.25,
         adapt_after_tuning: bool = False,
+        history=None,
         model=None,
         initial_point=None,
         compile_kwargs: dict | None = None,
@@ -678,6 +714,7 @@ class KMCLite(_KMC):
             confine=confine,
             random_walk_probability=random_walk_probability,
             adapt_after_tuning=adapt_after_tuning,
+            history=history,
             model=model,
             initial_point=initial_point,
             compile_kwargs=compile_kwargs,
@@ -774,6 +811,16 @@ class KMCFinite(_KMC):
         Keep adapting through the draws with vanishing probability. By default the surrogate,
         step size and mass matrix are frozen after tuning and the kernel is exactly
         π-invariant.
+    history : arviz.DataTree, InferenceData or array of shape (n, d), optional
+        A warm start: states from an earlier run (``idata``, chains and draws pooled, whose
+        ``posterior`` holds the variables this step samples; for a transformed variable such as
+        ``sigma_log__``, sample it with ``idata_kwargs={"include_transformed": True}``), or an
+        ``(n, d)`` array of states in the step's coordinates. Every chain begins its history
+        with them and fits the surrogate, whitening, mass matrix and step size to them before
+        its first iteration, with no random-walk phase; tuning then goes on from there (and may
+        be short). With ``tune=0`` the kernel is fixed from the first draw (it depends on these
+        states, never on the chain's own draws), so the draws stay exact. At least 10 distinct
+        states; they are copied, not modified.
     model : pymc.Model, optional
         The model (default: the one of the enclosing ``with`` block).
     initial_point : dict, optional
@@ -831,6 +878,7 @@ class KMCFinite(_KMC):
         confine: bool = True,
         random_walk_probability: float = 0.25,
         adapt_after_tuning: bool = False,
+        history=None,
         model=None,
         initial_point=None,
         compile_kwargs: dict | None = None,
@@ -855,6 +903,7 @@ class KMCFinite(_KMC):
             confine=confine,
             random_walk_probability=random_walk_probability,
             adapt_after_tuning=adapt_after_tuning,
+            history=history,
             model=model,
             initial_point=initial_point,
             compile_kwargs=compile_kwargs,

@@ -387,3 +387,73 @@ def test_a_chain_stuck_on_one_state_keeps_its_surrogate(kmc_class):
     assert stats_["accepted"][450:].sum() == 0  # stuck on the lucky estimate, as it should be
     assert stats_["surrogate"][-300:].any()  # the surrogate fitted before is still used
     assert np.all(stats_["logp_evals"][1:] >= 1)
+
+
+# ---------------------------------------------------------------- warm start (history=)
+def _wrong_warm_states(n=400, seed=5):
+    """States from a Gaussian that is shifted and differently shaped from the target, so that a
+    surrogate fitted to them is wrong: exactness must not depend on them."""
+    rng = np.random.default_rng(seed)
+    return CORRELATED_MEAN + 0.5 + 1.5 * rng.standard_normal((n, 4))
+
+
+@pytest.mark.slow
+def test_warm_start_fits_before_the_first_draw_and_the_fixed_kernel_samples_the_target(
+    kmc_class,
+):
+    states = _wrong_warm_states()
+    given = states.copy()
+    with correlated_gaussian_model():
+        step = kmc_class(history=states)
+        idata = pm.sample(step=step, tune=0, draws=3000, chains=2, cores=1, random_seed=3, **QUIET)
+    stats = idata.sample_stats
+    # every chain starts from the given states, with a surrogate and no random-walk phase
+    np.testing.assert_array_equal(stats.n_history.values[:, 0], len(states) + 1)
+    assert stats.surrogate.values[:, :20].any(axis=1).all()
+    assert not stats.refit.values.any()  # tune=0: nothing adapts, the kernel is fixed
+    np.testing.assert_array_equal(states, given)  # the user's array is not modified
+    assert_moments(np.asarray(idata.posterior.x.values), CORRELATED_MEAN, np.diag(CORRELATED_COV))
+
+
+def test_warm_start_from_an_earlier_run_with_transformed_variables(kmc_class):
+    def model():
+        with pm.Model() as m:
+            s = pm.HalfNormal("s", 2.0)
+            pm.Normal("x", 0.0, s, shape=2)
+        return m
+
+    with model():
+        pilot_step = kmc_class(min_history=50)
+        plain = pm.sample(step=pilot_step, tune=100, draws=100, chains=1, random_seed=1, **QUIET)
+        with pytest.raises(ValueError, match=r"`history`.*'s_log__'.*include_transformed"):
+            kmc_class(history=plain)
+        pilot = pm.sample(
+            step=kmc_class(min_history=50), tune=100, draws=100, chains=2, random_seed=1,
+            idata_kwargs={"include_transformed": True}, **QUIET,
+        )  # fmt: skip
+        step = kmc_class(history=pilot)
+        assert step.warm_history.shape == (200, 3)
+        # the step's coordinates: s_log__ then x, as pm.sample ravels them
+        np.testing.assert_allclose(
+            step.warm_history[:, 0], pilot.posterior.s_log__.values.reshape(-1)
+        )
+        step.setup_chain(np.random.default_rng(0), tune=10, draws=10)
+        assert step.chain.surrogate is not None
+        assert len(step.chain.history) == 200
+        clone = cloudpickle.loads(cloudpickle.dumps(step))
+        np.testing.assert_array_equal(clone.warm_history, step.warm_history)
+
+
+@pytest.mark.parametrize(
+    "history, match",
+    [
+        (np.zeros((50, 3)), r"`history` must have shape \(n, 4\)"),
+        (np.zeros(4), r"`history` must have shape \(n, 4\)"),
+        (np.ones((50, 4)), r"`history` holds 1 distinct states; the surrogate needs at least 10"),
+        (np.full((50, 4), np.nan), r"`history` holds non-finite values"),
+        ("states", r"`history` must have shape|`history` must be an ArviZ"),
+    ],
+)
+def test_bad_warm_start_names_the_parameter(kmc_class, history, match):
+    with correlated_gaussian_model(), pytest.raises((ValueError, TypeError), match=match):
+        kmc_class(history=history)
