@@ -41,18 +41,13 @@ import numpy as np  # noqa: E402
 import pymc as pm  # noqa: E402
 
 import pymc_kernel_steps as pks  # noqa: E402
-from pymc_kernel_steps.targets import banana_model, banana_sample  # noqa: E402
+from pymc_kernel_steps.targets import banana_logp, banana_model, banana_sample  # noqa: E402
 
-TWIST, VARIANCE = 0.03, 100.0  # the benchmark banana's b and V
-
-
-def banana_log_density(x: np.ndarray) -> float:
-    y2 = x[1] + TWIST * (x[0] ** 2 - VARIANCE)
-    return -0.5 * (x[0] ** 2 / VARIANCE + y2**2 + float(np.sum(x[2:] ** 2)))
+TWIST, VARIANCE = 0.03, 100.0  # the benchmark banana's b and V (banana_logp's defaults)
 
 
 def banana_gradient(x: np.ndarray) -> np.ndarray:
-    """Gradient of :func:`banana_log_density`; works on ``(d,)`` and ``(n, d)``."""
+    """Gradient of the banana's log density (``banana_logp``); works on ``(d,)`` and ``(n, d)``."""
     x = np.asarray(x, dtype=float)
     y2 = x[..., 1] + TWIST * (x[..., 0] ** 2 - VARIANCE)
     gradient = -x.copy()
@@ -83,7 +78,7 @@ def frozen_chain(step, start, iterations, rng, exact_gradient: bool):
     chain = step.chain
     whitening, inv_mass = chain.whitening, chain.inv_mass
     low, high = step.n_steps_range
-    x, log_density = start.copy(), banana_log_density(start)
+    x, log_density = start.copy(), banana_logp(start)
     states = np.empty((iterations, start.size))
     accepted = 0
     for i in range(iterations):
@@ -109,7 +104,7 @@ def frozen_chain(step, start, iterations, rng, exact_gradient: bool):
         kinetic_old = 0.5 * float(np.sum(inv_mass * momentum**2))
         kinetic_new = 0.5 * float(np.sum(inv_mass * p_new**2))
         if np.all(np.isfinite(x_new)) and math.isfinite(kinetic_new):
-            new_log_density = banana_log_density(x_new)
+            new_log_density = banana_logp(x_new)
             log_ratio = new_log_density - log_density + kinetic_old - kinetic_new
             if math.log(rng.uniform()) < log_ratio:
                 x, log_density = x_new, new_log_density
@@ -124,7 +119,7 @@ def surrogate_errors(step, exact_draws):
     whitening = step.chain.whitening
     u = whitening.whiten(exact_draws)
     true_gradient = banana_gradient(exact_draws) @ whitening.chol
-    true_log_density = np.array([banana_log_density(x) for x in exact_draws])
+    true_log_density = np.array([banana_logp(x) for x in exact_draws])
     norm = float(np.mean(np.sum(true_gradient**2, axis=1)))
 
     def errors(gradient, log_density):
