@@ -94,18 +94,6 @@ EXACT_SAMPLERS = {
 GAUSSIAN_POSTERIORS = ("gaussian", "noisy")
 
 
-def reference_var_sq(reference: dict | None) -> np.ndarray | None:
-    """``Var_π(x_i²)`` of a cached reference run: ``MCSE² × ESS`` of its second moments (the
-    variance behind the MCSE it reports), or None when the file has no such fields."""
-    if reference is None:
-        return None
-    mcse, ess = reference.get("mcse_second_moment"), reference.get("ess_second_moment")
-    if mcse is None or ess is None:
-        return None
-    var_sq = np.asarray(mcse, dtype=float) ** 2 * np.asarray(ess, dtype=float)
-    return var_sq if np.all(np.isfinite(var_sq)) and np.all(var_sq > 0) else None
-
-
 def reference_for(name, target) -> Reference | None:
     """Exact moments of ``target`` (or those of its cached reference run, with Var(x²) from
     that run); Var(x²) and draws from an exact sampler when there is one."""
@@ -115,10 +103,8 @@ def reference_for(name, target) -> Reference | None:
     if sample is None:
         if name in GAUSSIAN_POSTERIORS:  # x_i ~ N(μ, σ²): Var(x_i²) = 2σ⁴ + 4μ²σ²
             mean, var = np.asarray(target.true_mean), np.asarray(target.true_var)
-            var_sq = 2.0 * var**2 + 4.0 * mean**2 * var
-        else:
-            var_sq = reference_var_sq(getattr(target, "reference", None))
-        return Reference(target.true_mean, target.true_var, var_sq=var_sq)
+            return Reference(mean, var, var_sq=2.0 * var**2 + 4.0 * mean**2 * var)
+        return Reference.coerce(target)  # Var(x²) from the target's reference run
     draws = np.asarray(sample(np.random.default_rng(12345), REFERENCE_DRAWS), dtype=float)
     return Reference.from_draws(draws, mean=target.true_mean, var=target.true_var)
 

@@ -81,6 +81,7 @@ __all__ = [
     "compare_samplers",
     "ess_err_table",
     "plot_comparison",
+    "reference_run_var_sq",
     "run_emcee",
     "run_smc",
 ]
@@ -105,9 +106,11 @@ class Reference:
     var : np.ndarray
         ``Var(x_i)`` (so ``E[x_i²] = var + mean²``).
     var_sq : np.ndarray or None
-        ``Var(x_i²)``, needed to scale the error of the second moments. When None,
-        :func:`compare_samplers` estimates it from the pooled draws of all samplers (the same
-        scale for every sampler, so the ranking is unaffected) and marks it in the frame.
+        ``Var(x_i²)``, needed to scale the error of the second moments (for a
+        :class:`~pymc_kernel_steps.targets.Target` with a cached reference run, that run's).
+        When None, :func:`compare_samplers` estimates it from the pooled draws of all samplers
+        (the same scale for every sampler, so the ranking is unaffected, but samplers that have
+        not converged inflate it) and marks it in the frame.
     draws : np.ndarray or None
         ``(n, k)`` draws from the target, for plots (and the moments when built from draws).
     """
@@ -166,7 +169,8 @@ class Reference:
         if hasattr(reference, "true_mean"):
             if reference.true_mean is None or reference.true_var is None:
                 raise ValueError(f"reference: {reference!r} has no true moments")
-            return cls(reference.true_mean, reference.true_var)
+            var_sq = reference_run_var_sq(getattr(reference, "reference", None))
+            return cls(reference.true_mean, reference.true_var, var_sq=var_sq)
         array = np.asarray(reference, dtype=float)
         if array.ndim != 2 or len(array) < 3:
             raise ValueError(
@@ -174,6 +178,21 @@ class Reference:
                 f"(n, k), got an array of shape {array.shape}"
             )
         return cls.from_draws(array)
+
+
+def reference_run_var_sq(reference_run: Mapping | None) -> np.ndarray | None:
+    """``Var_π(x_i²)`` of a cached reference run (a dict from
+    :func:`~pymc_kernel_steps.targets.load_reference`): ``MCSE² × ESS`` of its second moments,
+    the variance behind the MCSE it reports; None when there is no run or it lacks those
+    fields."""
+    if reference_run is None:
+        return None
+    mcse = reference_run.get("mcse_second_moment")
+    ess = reference_run.get("ess_second_moment")
+    if mcse is None or ess is None:
+        return None
+    var_sq = np.asarray(mcse, dtype=float) ** 2 * np.asarray(ess, dtype=float)
+    return var_sq if np.all(np.isfinite(var_sq)) and np.all(var_sq > 0) else None
 
 
 # ------------------------------------------------------------------------------------ samplers

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from pymc_kernel_steps import targets as T
+from pymc_kernel_steps.comparison import Reference, reference_run_var_sq
 
 COMPARE = Path(__file__).resolve().parents[1] / "benchmarks" / "compare.py"
 
@@ -42,11 +43,17 @@ def test_exact_benchmark_samplers_have_the_exact_moments(compare, name):
     np.testing.assert_allclose(draws.var(axis=0), target.true_var, rtol=0.03)
 
 
-def test_var_sq_of_a_reference_run_is_the_variance_behind_its_mcse(compare):
+def test_var_sq_of_a_reference_run_is_the_variance_behind_its_mcse():
     # MCSE = sqrt(Var / ESS): a reference run with Var(x²) = 2 and ESS 800 reports MCSE 0.05
-    var_sq = compare.reference_var_sq(
+    var_sq = reference_run_var_sq(
         {"mcse_second_moment": [0.05, 0.1], "ess_second_moment": [800.0, 200.0]}
     )
     np.testing.assert_allclose(var_sq, [2.0, 2.0])
-    assert compare.reference_var_sq({"mean": [0.0]}) is None
-    assert compare.reference_var_sq(None) is None
+    assert reference_run_var_sq({"mean": [0.0]}) is None
+    assert reference_run_var_sq(None) is None
+
+
+@pytest.mark.parametrize("name", ["ode", "glass", "pima"])
+def test_a_target_as_reference_brings_its_reference_runs_var_sq(name):
+    reference = Reference.coerce(T.TARGETS[name])
+    np.testing.assert_allclose(reference.var_sq, reference_run_var_sq(T.TARGETS[name].reference))
