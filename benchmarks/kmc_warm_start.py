@@ -51,9 +51,10 @@ QUIET = {
 }
 
 
-def warm_started(pilot_budget: int, warm_tune: int, warm: bool = True):
-    """``run(model, budget, seed)``: a pilot run, then a run warm-started from its draws (with
-    ``warm=False`` a fresh run with half its iterations for tuning instead)."""
+def pilot_then(pilot_budget: int, warm_tune: int | None):
+    """``run(model, budget, seed)``: a pilot run, then a run warm-started from its draws with
+    ``warm_tune`` tuning iterations, or (``warm_tune=None``) a fresh run with half its iterations
+    for tuning."""
 
     def run(model, budget, seed):
         pilot_iterations = pilot_budget - 1  # the initial point is evaluated once
@@ -67,6 +68,7 @@ def warm_started(pilot_budget: int, warm_tune: int, warm: bool = True):
                 **QUIET,
             )
             remaining = budget - count_evaluations(pilot, "kernel") - 1
+            warm = warm_tune is not None
             tune = warm_tune if warm else remaining // 2
             idata = pm.sample(
                 step=pks.KMCLite(history=pilot) if warm else pks.KMCLite(),
@@ -97,15 +99,15 @@ def main(argv=None) -> None:
         "KMCLite, pilot + warm start": Sampler(
             "KMCLite, pilot + warm start",
             kind="custom",
-            run=warm_started(args.pilot, args.warm_tune),
+            run=pilot_then(args.pilot, args.warm_tune),
         ),
         "KMCLite, pilot + warm start, frozen": Sampler(
-            "KMCLite, pilot + warm start, frozen", kind="custom", run=warm_started(args.pilot, 0)
+            "KMCLite, pilot + warm start, frozen", kind="custom", run=pilot_then(args.pilot, 0)
         ),
         "KMCLite, pilot + fresh run": Sampler(
             "KMCLite, pilot + fresh run",
             kind="custom",
-            run=warm_started(args.pilot, 0, warm=False),
+            run=pilot_then(args.pilot, None),
         ),
     }
     began = time.perf_counter()
