@@ -58,6 +58,7 @@ from .score_matching import (
     lite_linear_system,
     select_hyperparameters,
 )
+from .scouting import Scouts
 from .whitening import Whitening
 
 __all__ = [
@@ -76,6 +77,7 @@ __all__ = [
     "MaternKernel",
     "RationalQuadraticKernel",
     "RobbinsMonroScale",
+    "Scouts",
     "SearchBox",
     "Whitening",
     "WindowedTuner",

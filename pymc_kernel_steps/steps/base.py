@@ -26,8 +26,9 @@ from pymc.vartypes import discrete_types
 from rich.progress import TextColumn
 from rich.table import Column
 
-from ..core.adaptation import CoordinateScales, adaptation_probability
+from ..core.adaptation import CoordinateScales, RobbinsMonroScale, adaptation_probability
 from ..core.history import ChainHistory
+from ..core.scouting import Scouts
 from ._threads import single_threaded_blas
 
 __all__ = [
@@ -46,6 +47,12 @@ STUCK_RUN = 200
 WARN_SHARE = 0.01
 #: acceptance rate after tuning below which a chain is reported (over at least STUCK_RUN draws)
 LOW_ACCEPTANCE = 0.02
+#: iterations of each scout (the initial random walks of ``scouts=``)
+SCOUT_LENGTH = 50
+#: the scouts take at most this share of the tuning phase; with less tuning there are none
+SCOUT_SHARE = 0.2
+#: the scouts' random-walk scale stays within this factor of its start
+SCOUT_SCALE_RANGE = 1e4
 
 
 def _sampling_chain_index() -> int | None:
@@ -108,6 +115,8 @@ class ChainState:
     draws_done: int = 0
     draws_accepted: int = 0
     coordinate_scales: CoordinateScales | None = None
+    scout_iterations: int = 0  # the first iterations of tuning that belong to the scouts
+    scouts: Scouts | None = None
 
 
 @dataclass_state
@@ -136,6 +145,11 @@ class KernelStep(ArrayStepShared):
     rng : RandomGenerator, optional
     blocked : bool
         Ignored (the step always updates its whole block jointly); accepted for PyMC.
+    scouts : int
+        Number of random walks of ``SCOUT_LENGTH`` iterations each, run in turn from the initial
+        point at the start of tuning; the chain goes on from the one at the highest log density
+        (default 1: none). Skipped when they would take more than ``SCOUT_SHARE`` of tuning, when
+        the step does not sample every free variable, and after a warm start.
     adapt_after_tuning : bool
         If False (default) adaptation stops at the end of tuning and the draws come from a fixed,
         exact Metropolis–Hastings kernel. If True adaptation continues through the draws with
@@ -169,6 +183,7 @@ class KernelStep(ArrayStepShared):
         rng=None,
         blocked: bool = True,
         adapt_after_tuning: bool = False,
+        scouts: int = 1,
     ):
         """Compile the model's log density for the step's block; the parameters are described
         in the class's docstring (``help(type(step))``)."""
@@ -189,6 +204,8 @@ class KernelStep(ArrayStepShared):
             raise ValueError(f"{type(self).__name__} got variables of total size zero.")
         require_bool("adapt_after_tuning", adapt_after_tuning)
         self.adapt_after_tuning = bool(adapt_after_tuning)
+        require_int("scouts", scouts, minimum=1)
+        self.scouts = int(scouts)
 
         shared = make_shared_replacements(initial_point, vars, model)
         [logp], raveled_input = join_nonshared_inputs(
@@ -267,6 +284,9 @@ class KernelStep(ArrayStepShared):
             reseed_rngs(self._logp_rngs, self.rng.integers(2**63))
         self.chain = self._new_chain()
         self.chain.total_iterations = int(tune) + int(draws)
+        scouting = self.scouts * SCOUT_LENGTH
+        if self.scouts > 1 and scouting <= SCOUT_SHARE * tune and not self.shared:
+            self.chain.scout_iterations = scouting
 
     def stop_tuning(self) -> None:
         """Freeze adaptation (unless ``adapt_after_tuning``)."""
@@ -416,6 +436,8 @@ class KernelStep(ArrayStepShared):
         chain = self.chain
         x = q0.data
         self._point_map_info = q0.point_map_info
+        if self.tune and chain.iteration < chain.scout_iterations:
+            return self._scout(q0)
         logp_current, evaluations = self._current_logp(x)
 
         proposal, log_correction, info = self._propose(x)
@@ -451,6 +473,11 @@ class KernelStep(ArrayStepShared):
             self._adapt(x_new, accept_prob, info)
             chain.adaptation_iteration += 1
 
+        return self._result(q0, accept_prob, accepted, evaluations, logp_nan, info)
+
+    def _result(self, q0, accept_prob, accepted, evaluations, logp_nan, info):
+        """The new state and this iteration's sample stats."""
+        chain = self.chain
         stats = {
             "accept": accept_prob,
             "accepted": float(accepted),
@@ -463,6 +490,42 @@ class KernelStep(ArrayStepShared):
         if not self.noisy_logp:
             stats["model_logp"] = chain.current_logp
         return RaveledVars(chain.current_point.copy(), q0.point_map_info), [stats]
+
+    def _scout(self, q0: RaveledVars) -> tuple[RaveledVars, list[dict[str, Any]]]:
+        """One iteration of the scouts (see :class:`~pymc_kernel_steps.core.Scouts`): the walk
+        whose turn it is moves; the state returned is its position, and after the last scouting
+        iteration the best walk's, where the step's own tuning begins with an empty history."""
+        chain = self.chain
+        evaluations = 0
+        if chain.scouts is None:
+            logp_start, evaluations = self._current_logp(q0.data)
+            scale = RobbinsMonroScale.within(2.38 / math.sqrt(self.dim), SCOUT_SCALE_RANGE)
+            length = chain.scout_iterations // self.scouts
+            chain.scouts = Scouts.start(q0.data, logp_start, self.scouts, length, scale)
+        scouts = chain.scouts
+        walk = scouts.turn
+        proposal = scouts.propose(self.rng)
+        logp_proposal = self._evaluate_logp(proposal, q0.point_map_info)
+        evaluations += 1
+        logp_nan = math.isnan(logp_proposal)
+        chain.nan_log_densities += logp_nan
+        log_ratio = logp_proposal - scouts.log_densities[walk] if not logp_nan else -math.inf
+        accepted, accept_prob = scouts.update(proposal, logp_proposal, self.rng)
+        if scouts.done:
+            chain.current_point, chain.current_logp = scouts.best()
+        else:
+            chain.current_point = scouts.positions[walk].copy()
+            chain.current_logp = float(scouts.log_densities[walk])
+        chain.iteration += 1
+        self._track_rejections(accepted)
+        info = {
+            "random_walk": True,
+            "surrogate": False,
+            "n_steps": 0,
+            "step_size": math.nan,
+            "log_accept_ratio": log_ratio,
+        }
+        return self._result(q0, accept_prob, accepted, evaluations, logp_nan, info)
 
     # ------------------------------------------------------------------ health of the chain
     def _track_rejections(self, accepted: bool) -> None:

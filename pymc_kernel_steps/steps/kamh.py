@@ -120,6 +120,11 @@ class KAMH(KernelStep):
         Keep adapting through the draws with vanishing probability ``a_t = (1 + t/100)^(-1/2)``
         (the paper's diminishing adaptation). By default everything is frozen after tuning and
         the draws come from a fixed, exact Metropolis–Hastings kernel.
+    scouts : int, default 4
+        Random walks of 50 iterations each, run in turn from the initial point at the start of
+        tuning; the chain goes on from the one at the highest log density, so that a start in
+        the basin of a minor mode rarely decides where the chain spends its tuning. 1 turns
+        them off; they are skipped when they would take more than a fifth of tuning.
     model : pymc.Model, optional
         The model (default: the one of the enclosing ``with`` block).
     initial_point : dict, optional
@@ -184,6 +189,7 @@ class KAMH(KernelStep):
         refresh_interval: int = 20,
         whiten: bool = True,
         adapt_after_tuning: bool = False,
+        scouts: int = 4,
         model=None,
         initial_point=None,
         compile_kwargs=None,
@@ -219,6 +225,7 @@ class KAMH(KernelStep):
             rng=rng,
             blocked=blocked,
             adapt_after_tuning=adapt_after_tuning,
+            scouts=scouts,
         )
 
     @property
@@ -470,6 +477,11 @@ class AdaptiveMetropolis(KAMH):
     adapt_after_tuning : bool, default False
         Keep adapting through the draws with vanishing probability (by default everything is
         frozen after tuning and the draws come from a fixed, exact Metropolis–Hastings kernel).
+    scouts : int, default 4
+        Random walks of 50 iterations each, run in turn from the initial point at the start of
+        tuning; the chain goes on from the one at the highest log density, so that a start in
+        the basin of a minor mode rarely decides where the chain spends its tuning. 1 turns
+        them off; they are skipped when they would take more than a fifth of tuning.
     model : pymc.Model, optional
         The model (default: the one of the enclosing ``with`` block).
     initial_point : dict, optional
@@ -504,6 +516,7 @@ class AdaptiveMetropolis(KAMH):
         refresh_interval: int = 20,
         whiten: bool = True,
         adapt_after_tuning: bool = False,
+        scouts: int = 4,
         model=None,
         initial_point=None,
         compile_kwargs: dict | None = None,
@@ -521,6 +534,7 @@ class AdaptiveMetropolis(KAMH):
             refresh_interval=refresh_interval,
             whiten=whiten,
             adapt_after_tuning=adapt_after_tuning,
+            scouts=scouts,
             model=model,
             initial_point=initial_point,
             compile_kwargs=compile_kwargs,

@@ -107,6 +107,7 @@ class _KMC(KernelStep):
         confine: bool = True,
         random_walk_probability: float = 0.25,
         adapt_after_tuning: bool = False,
+        scouts: int = 4,
         history=None,
         model=None,
         initial_point=None,
@@ -188,6 +189,7 @@ class _KMC(KernelStep):
             rng=rng,
             blocked=blocked,
             adapt_after_tuning=adapt_after_tuning,
+            scouts=scouts,
         )
         self.warm_history = None if history is None else self._warm_states(history)
 
@@ -224,6 +226,7 @@ class _KMC(KernelStep):
         chain = self.chain
         chain.history.extend(self.warm_history)
         chain.warm_started = True
+        chain.scout_iterations = 0  # the history already says where the posterior is
         self._fit(None, select=True)
 
     def _new_chain(self) -> KMCChain:
@@ -616,6 +619,12 @@ class KMCLite(_KMC):
         Keep adapting through the draws with vanishing probability. By default the surrogate,
         step size and mass matrix are frozen after tuning and the kernel is exactly
         π-invariant.
+    scouts : int, default 4
+        Random walks of 50 iterations each, run in turn from the initial point at the start of
+        tuning; the chain goes on from the one at the highest log density, so that a start in
+        the basin of a minor mode rarely decides where the chain spends its tuning. 1 turns
+        them off; they are skipped when they would take more than a fifth of tuning, and
+        after a warm start.
     history : arviz.DataTree, InferenceData or array of shape (n, d), optional
         A warm start: states from an earlier run (``idata``, chains and draws pooled, whose
         ``posterior`` holds the variables this step samples; for a transformed variable such as
@@ -688,6 +697,7 @@ class KMCLite(_KMC):
         confine: bool = True,
         random_walk_probability: float = 0.25,
         adapt_after_tuning: bool = False,
+        scouts: int = 4,
         history=None,
         model=None,
         initial_point=None,
@@ -714,6 +724,7 @@ class KMCLite(_KMC):
             confine=confine,
             random_walk_probability=random_walk_probability,
             adapt_after_tuning=adapt_after_tuning,
+            scouts=scouts,
             history=history,
             model=model,
             initial_point=initial_point,
@@ -811,6 +822,12 @@ class KMCFinite(_KMC):
         Keep adapting through the draws with vanishing probability. By default the surrogate,
         step size and mass matrix are frozen after tuning and the kernel is exactly
         π-invariant.
+    scouts : int, default 4
+        Random walks of 50 iterations each, run in turn from the initial point at the start of
+        tuning; the chain goes on from the one at the highest log density, so that a start in
+        the basin of a minor mode rarely decides where the chain spends its tuning. 1 turns
+        them off; they are skipped when they would take more than a fifth of tuning, and
+        after a warm start.
     history : arviz.DataTree, InferenceData or array of shape (n, d), optional
         A warm start: states from an earlier run (``idata``, chains and draws pooled, whose
         ``posterior`` holds the variables this step samples; for a transformed variable such as
@@ -878,6 +895,7 @@ class KMCFinite(_KMC):
         confine: bool = True,
         random_walk_probability: float = 0.25,
         adapt_after_tuning: bool = False,
+        scouts: int = 4,
         history=None,
         model=None,
         initial_point=None,
@@ -903,6 +921,7 @@ class KMCFinite(_KMC):
             confine=confine,
             random_walk_probability=random_walk_probability,
             adapt_after_tuning=adapt_after_tuning,
+            scouts=scouts,
             history=history,
             model=model,
             initial_point=initial_point,

@@ -1,0 +1,112 @@
+"""The scouts at the start of tuning: the chain goes on from the best walk, the minor mode's
+basin stops deciding where a chain tunes, and nothing changes after tuning."""
+
+from __future__ import annotations
+
+import cloudpickle
+import numpy as np
+import pymc as pm
+import pytest
+
+from pymc_kernel_steps import KAMH, AdaptiveMetropolis, KMCFinite, KMCLite
+from pymc_kernel_steps.steps.base import SCOUT_LENGTH
+
+STEPS = [KAMH, AdaptiveMetropolis, KMCLite, KMCFinite]
+
+
+def _two_basins() -> pm.Model:
+    """A broad mode at −2 that a walk from 0 easily falls into, and a narrow one at +3 whose
+    log density is higher (equal weights, sd 1 and 0.2)."""
+    with pm.Model() as model:
+        pm.NormalMixture("x", w=[0.5, 0.5], mu=[-2.0, 3.0], sigma=[1.0, 0.2], initval=0.0)
+    return model
+
+
+def _run(step, point, iterations):
+    for _ in range(iterations):
+        point, stats = step.step(point)
+    return point, stats
+
+
+@pytest.mark.parametrize("step_class", STEPS)
+def test_the_chain_goes_on_from_the_best_walk(step_class):
+    model = _two_basins()
+    with model:
+        step = step_class()
+    step.setup_chain(np.random.default_rng(3), tune=1000, draws=100)
+    scouting = 4 * SCOUT_LENGTH
+    assert step.chain.scout_iterations == scouting
+    point, stats = step.step(model.initial_point())
+    assert stats[0]["logp_evals"] == 2  # the start and the first proposal
+    point, stats = _run(step, point, scouting - 2)
+    assert len(step.chain.history) == 0  # the step's own tuning has not begun
+    point, stats = step.step(point)  # the last scouting iteration
+    scouts = step.chain.scouts
+    assert scouts.done
+    best = int(np.argmax(scouts.log_densities))
+    np.testing.assert_array_equal(point["x"], scouts.positions[best, 0])
+    assert stats[0]["model_logp"] == scouts.log_densities.max()
+    point, stats = step.step(point)
+    assert len(step.chain.history) == 1 and stats[0]["logp_evals"] == 1
+
+
+def test_scouts_keep_chains_out_of_the_minor_basin():
+    """After the first 200 iterations, 13 of 30 chains without scouts sit in the broad mode's
+    basin, 3 of 30 with four (the best walk is in the narrow mode unless all four missed it)."""
+    in_minor = {}
+    for scouts in (1, 4):
+        model = _two_basins()
+        ends = []
+        for seed in range(30):
+            with model:
+                step = KAMH(scouts=scouts)
+            step.setup_chain(np.random.default_rng(seed), tune=1000, draws=0)
+            point, _ = _run(step, model.initial_point(), 4 * SCOUT_LENGTH)
+            ends.append(float(point["x"]))
+        in_minor[scouts] = int(np.sum(np.array(ends) < 2))
+    assert in_minor[1] >= 8
+    assert in_minor[4] <= 5
+
+
+@pytest.mark.parametrize("tune, expected", [(999, 0), (1000, 200), (0, 0)])
+def test_scouts_take_at_most_a_fifth_of_tuning(tune, expected):
+    with _two_basins():
+        step = KAMH()
+    step.setup_chain(np.random.default_rng(0), tune=tune, draws=10)
+    assert step.chain.scout_iterations == expected
+
+
+def test_no_scouts_in_a_compound_step_or_after_a_warm_start():
+    with pm.Model():
+        x = pm.Normal("x")
+        pm.Normal("y", x)
+        partial = KAMH(vars=[x])
+        warm = KMCLite(history=np.random.default_rng(0).normal(size=(50, 2)))
+    for step in (partial, warm):
+        step.setup_chain(np.random.default_rng(0), tune=2000, draws=10)
+        assert step.chain.scout_iterations == 0
+
+
+def test_pickled_step_resumes_identically_while_scouting():
+    model = _two_basins()
+    with model:
+        step = KMCLite()
+    step.setup_chain(np.random.default_rng(5), tune=1000, draws=100)
+    point, _ = _run(step, model.initial_point(), 100)
+    clone = cloudpickle.loads(cloudpickle.dumps(step))
+    runs = []
+    for candidate in (step, clone):
+        current, out = dict(point), []
+        for _ in range(300):  # through the end of the scouts into the step's own tuning
+            current, _ = candidate.step(current)
+            out.append(float(current["x"]))
+        runs.append(out)
+    assert runs[0] == runs[1]
+
+
+@pytest.mark.parametrize("scouts", [0, -1, 2.5, True])
+def test_bad_scouts(scouts):
+    with pm.Model():
+        pm.Normal("x")
+        with pytest.raises((TypeError, ValueError), match="scouts"):
+            KAMH(scouts=scouts)
