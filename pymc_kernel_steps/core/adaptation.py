@@ -71,6 +71,11 @@ class RobbinsMonroScale:
     def scale(self) -> float:
         return math.exp(self.log_scale)
 
+    def restart_at(self, scale: float) -> None:
+        """Continue from ``scale`` (clipped to the bounds) with the gain of the first iteration."""
+        self.log_scale = min(max(math.log(scale), self.min_log_scale), self.max_log_scale)
+        self.iteration = 0
+
     @property
     def at_bound(self) -> bool:
         """Whether the scale sits at one of its bounds."""

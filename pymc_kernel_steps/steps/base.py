@@ -296,6 +296,9 @@ class KernelStep(ArrayStepShared):
     def _on_stop_tuning(self) -> None:
         """Hook for subclasses (e.g. to fix an averaged step size)."""
 
+    def _after_scouts(self, scouts: Scouts) -> None:
+        """Hook for subclasses: the scouts are done (e.g. start a random walk at their scale)."""
+
     def _new_chain(self) -> ChainState:
         return ChainState(history=ChainHistory(self.dim))
 
@@ -513,6 +516,7 @@ class KernelStep(ArrayStepShared):
         accepted, accept_prob = scouts.update(proposal, logp_proposal, self.rng)
         if scouts.done:
             chain.current_point, chain.current_logp = scouts.best()
+            self._after_scouts(scouts)
         else:
             chain.current_point = scouts.positions[walk].copy()
             chain.current_logp = float(scouts.log_densities[walk])

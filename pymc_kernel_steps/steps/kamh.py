@@ -234,6 +234,9 @@ class KAMH(KernelStep):
             return self._min_history_arg
         return max(50, 10 * self.dim)
 
+    def _after_scouts(self, scouts) -> None:
+        self.chain.rw_scale.restart_at(scouts.scale.scale)  # the scale the walks learned
+
     def _new_chain(self) -> KAMHChain:
         chain = KAMHChain(history=ChainHistory(self.dim))
         chain.rw_scale = RobbinsMonroScale.within(

@@ -229,6 +229,9 @@ class _KMC(KernelStep):
         chain.scout_iterations = 0  # the history already says where the posterior is
         self._fit(None, select=True)
 
+    def _after_scouts(self, scouts) -> None:
+        self.chain.rw_scale.restart_at(scouts.scale.scale)  # the scale the walks learned
+
     def _new_chain(self) -> KMCChain:
         chain = KMCChain(history=ChainHistory(self.dim))
         chain.rw_scale = RobbinsMonroScale.within(

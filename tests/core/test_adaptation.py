@@ -7,7 +7,12 @@ import math
 import numpy as np
 import pytest
 
-from pymc_kernel_steps.core import DualAveraging, JumpDistanceStepSize, adaptation_probability
+from pymc_kernel_steps.core import (
+    DualAveraging,
+    JumpDistanceStepSize,
+    RobbinsMonroScale,
+    adaptation_probability,
+)
 
 
 def _noisy_esjd(step_size, rng, best=0.3):
@@ -73,3 +78,16 @@ def test_adaptation_probability_vanishes_with_divergent_sum():
     assert probabilities[0] == 1.0 and probabilities[-1] < 0.03
     assert np.all(np.diff(probabilities) <= 0)
     assert probabilities.sum() > 1.8 * probabilities[:50_000].sum()  # grows like √t
+
+
+def test_robbins_monro_restart_clips_to_the_bounds_and_resets_the_gain():
+    scale = RobbinsMonroScale.within(1.0, 10.0)
+    for _ in range(50):
+        scale.update(0.0)
+    assert scale.iteration == 50
+    scale.restart_at(3.0)
+    assert scale.scale == pytest.approx(3.0) and scale.iteration == 0
+    scale.restart_at(1e6)
+    assert scale.scale == pytest.approx(10.0)
+    scale.restart_at(1e-6)
+    assert scale.scale == pytest.approx(0.1)
