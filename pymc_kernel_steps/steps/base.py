@@ -149,7 +149,8 @@ class KernelStep(ArrayStepShared):
         Number of random walks of ``SCOUT_LENGTH`` iterations each, run in turn from the initial
         point at the start of tuning; the chain goes on from the one at the highest log density
         (default 1: none). Skipped when they would take more than ``SCOUT_SHARE`` of tuning, when
-        the step does not sample every free variable, and after a warm start.
+        the step does not sample every free variable, for a noisy (pseudo-marginal) log density,
+        and after a warm start.
     adapt_after_tuning : bool
         If False (default) adaptation stops at the end of tuning and the draws come from a fixed,
         exact Metropolis–Hastings kernel. If True adaptation continues through the draws with
@@ -285,7 +286,14 @@ class KernelStep(ArrayStepShared):
         self.chain = self._new_chain()
         self.chain.total_iterations = int(tune) + int(draws)
         scouting = self.scouts * SCOUT_LENGTH
-        if self.scouts > 1 and scouting <= SCOUT_SHARE * tune and not self.shared:
+        # not for a noisy log density: the best of the walks' estimates is a lucky one, on which
+        # a pseudo-marginal chain would stick
+        if (
+            self.scouts > 1
+            and scouting <= SCOUT_SHARE * tune
+            and not self.shared
+            and not self.noisy_logp
+        ):
             self.chain.scout_iterations = scouting
 
     def stop_tuning(self) -> None:

@@ -10,6 +10,7 @@ import pytest
 
 from pymc_kernel_steps import KAMH, AdaptiveMetropolis, KMCFinite, KMCLite
 from pymc_kernel_steps.steps.base import SCOUT_LENGTH
+from pymc_kernel_steps.targets import noisy_gaussian_model
 
 STEPS = [KAMH, AdaptiveMetropolis, KMCLite, KMCFinite]
 
@@ -79,13 +80,16 @@ def test_scouts_take_at_most_a_fifth_of_tuning(tune, expected):
     assert step.chain.scout_iterations == expected
 
 
-def test_no_scouts_in_a_compound_step_or_after_a_warm_start():
+def test_no_scouts_in_a_compound_step_after_a_warm_start_or_for_a_noisy_log_density():
     with pm.Model():
         x = pm.Normal("x")
         pm.Normal("y", x)
         partial = KAMH(vars=[x])
         warm = KMCLite(history=np.random.default_rng(0).normal(size=(50, 2)))
-    for step in (partial, warm):
+    with noisy_gaussian_model():
+        noisy = KMCFinite()
+    assert noisy.noisy_logp
+    for step in (partial, warm, noisy):
         step.setup_chain(np.random.default_rng(0), tune=2000, draws=10)
         assert step.chain.scout_iterations == 0
 
