@@ -521,6 +521,8 @@ class KernelStep(ArrayStepShared):
         logp_nan = math.isnan(logp_proposal)
         chain.nan_log_densities += logp_nan
         log_ratio = logp_proposal - scouts.log_densities[walk] if not logp_nan else -math.inf
+        if math.isnan(log_ratio):  # both −inf
+            log_ratio = -math.inf
         accepted, accept_prob = scouts.update(proposal, logp_proposal, self.rng)
         if scouts.done:
             chain.current_point, chain.current_logp = scouts.best()
