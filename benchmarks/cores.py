@@ -22,6 +22,7 @@ import datetime as _dt
 import logging
 import os
 import platform
+import subprocess
 import sys
 import warnings
 from pathlib import Path
@@ -58,6 +59,19 @@ def chain_seconds(target: str, sampler: str, cores: int, tune: int, draws: int, 
     return loop / 2 if cores == 1 else loop
 
 
+def git_commit() -> str:
+    try:
+        return subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"],
+            cwd=Path(__file__).parent,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("samplers", nargs="+")
@@ -74,7 +88,7 @@ def main() -> None:
         f"- date: {_dt.datetime.now(_dt.UTC):%Y-%m-%d %H:%M} UTC, load average at the start "
         f"{', '.join(f'{v:.1f}' for v in os.getloadavg())}",
         f"- machine: {os.cpu_count()} cores, {platform.system()} {platform.machine()}, "
-        f"Python {platform.python_version()}, PyMC {pm.__version__}",
+        f"Python {platform.python_version()}, PyMC {pm.__version__}, git {git_commit()}",
         f"- 2 chains × ({args.tune} tune + {args.draws} draws); seconds of PyMC's sampling loop "
         f"per chain, median [min, max] over {args.repeats} alternating repeats",
         "",
