@@ -124,7 +124,8 @@ class KAMH(KernelStep):
         Random walks of 50 iterations each, run in turn from the initial point at the start of
         tuning; the chain goes on from the one at the highest log density, so that a start in
         the basin of a minor mode rarely decides where the chain spends its tuning. 1 turns
-        them off; they are skipped when they would take more than a fifth of tuning, and for a
+        them off; they are skipped when they would take more than a tenth of tuning (with the
+        default, fewer than 2000 tuning iterations), and for a
         noisy (pseudo-marginal) log density.
     model : pymc.Model, optional
         The model (default: the one of the enclosing ``with`` block).
@@ -485,7 +486,8 @@ class AdaptiveMetropolis(KAMH):
         Random walks of 50 iterations each, run in turn from the initial point at the start of
         tuning; the chain goes on from the one at the highest log density, so that a start in
         the basin of a minor mode rarely decides where the chain spends its tuning. 1 turns
-        them off; they are skipped when they would take more than a fifth of tuning, and for a
+        them off; they are skipped when they would take more than a tenth of tuning (with the
+        default, fewer than 2000 tuning iterations), and for a
         noisy (pseudo-marginal) log density.
     model : pymc.Model, optional
         The model (default: the one of the enclosing ``with`` block).

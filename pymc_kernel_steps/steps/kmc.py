@@ -626,7 +626,8 @@ class KMCLite(_KMC):
         Random walks of 50 iterations each, run in turn from the initial point at the start of
         tuning; the chain goes on from the one at the highest log density, so that a start in
         the basin of a minor mode rarely decides where the chain spends its tuning. 1 turns
-        them off; they are skipped when they would take more than a fifth of tuning, for a
+        them off; they are skipped when they would take more than a tenth of tuning (with the
+        default, fewer than 2000 tuning iterations), for a
         noisy (pseudo-marginal) log density, and after a warm start.
     history : arviz.DataTree, InferenceData or array of shape (n, d), optional
         A warm start: states from an earlier run (``idata``, chains and draws pooled, whose
@@ -829,7 +830,8 @@ class KMCFinite(_KMC):
         Random walks of 50 iterations each, run in turn from the initial point at the start of
         tuning; the chain goes on from the one at the highest log density, so that a start in
         the basin of a minor mode rarely decides where the chain spends its tuning. 1 turns
-        them off; they are skipped when they would take more than a fifth of tuning, for a
+        them off; they are skipped when they would take more than a tenth of tuning (with the
+        default, fewer than 2000 tuning iterations), for a
         noisy (pseudo-marginal) log density, and after a warm start.
     history : arviz.DataTree, InferenceData or array of shape (n, d), optional
         A warm start: states from an earlier run (``idata``, chains and draws pooled, whose
