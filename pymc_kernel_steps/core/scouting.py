@@ -77,13 +77,15 @@ class Scouts:
         x = self.positions[self.turn]
         return x + self.scale.scale * rng.standard_normal(x.shape[0])
 
-    def update(self, proposal, log_density: float, rng: np.random.Generator) -> tuple[bool, float]:
+    def update(
+        self, proposal, log_density: float, rng: np.random.Generator
+    ) -> tuple[bool, float, float]:
         """Accept or reject ``proposal`` (log density ``log_density``, NaN meaning −inf) for the
         walk whose turn it is, adapt the scale, and pass the turn on.
 
         Returns
         -------
-        accepted, acceptance probability
+        accepted, acceptance probability, log acceptance ratio
         """
         k = self.turn
         if math.isnan(log_density):
@@ -98,7 +100,7 @@ class Scouts:
             self.log_densities[k] = log_density
         self.scale.update(accept_prob)
         self.iterations += 1
-        return accepted, accept_prob
+        return accepted, accept_prob, log_ratio
 
     def best(self) -> tuple[np.ndarray, float]:
         """The position with the highest log density and that log density."""

@@ -152,9 +152,9 @@ class KernelStep(ArrayStepShared):
         Number of random walks, run in turn from the initial point at the start of tuning; the
         chain goes on from the one at the highest log density (default 1: none). Each walk takes
         ``SCOUT_LENGTH`` iterations; skipped when together they would take more than
-        ``SCOUT_SHARE`` of tuning, when
-        the step does not sample every free variable, for a noisy (pseudo-marginal) log density,
-        and after a warm start.
+        ``SCOUT_SHARE`` of tuning, when the step does not sample every free variable, for a noisy
+        (pseudo-marginal) log density, and after a warm start. A step that offers scouts keeps
+        its own random-walk scale in ``chain.rw_scale``; it restarts at the scouts' scale.
     adapt_after_tuning : bool
         If False (default) adaptation stops at the end of tuning and the draws come from a fixed,
         exact Metropolis–Hastings kernel. If True adaptation continues through the draws with
@@ -307,9 +307,6 @@ class KernelStep(ArrayStepShared):
 
     def _on_stop_tuning(self) -> None:
         """Hook for subclasses (e.g. to fix an averaged step size)."""
-
-    def _after_scouts(self, scouts: Scouts) -> None:
-        """Hook for subclasses: the scouts are done (e.g. start a random walk at their scale)."""
 
     def _new_chain(self) -> ChainState:
         return ChainState(history=ChainHistory(self.dim))
@@ -524,13 +521,11 @@ class KernelStep(ArrayStepShared):
         evaluations += 1
         logp_nan = math.isnan(logp_proposal)
         chain.nan_log_densities += logp_nan
-        log_ratio = logp_proposal - scouts.log_densities[walk] if not logp_nan else -math.inf
-        if math.isnan(log_ratio):  # both −inf
-            log_ratio = -math.inf
-        accepted, accept_prob = scouts.update(proposal, logp_proposal, self.rng)
+        accepted, accept_prob, log_ratio = scouts.update(proposal, logp_proposal, self.rng)
         if scouts.done:
             chain.current_point, chain.current_logp = scouts.best()
-            self._after_scouts(scouts)
+            # the step's own random walk (every step with scouts has one) starts at their scale
+            chain.rw_scale.restart_at(scouts.scale.scale)
         else:
             chain.current_point = scouts.positions[walk].copy()
             chain.current_logp = float(scouts.log_densities[walk])

@@ -125,8 +125,8 @@ class KAMH(KernelStep):
         tuning; the chain goes on from the one at the highest log density, so that a start in
         the basin of a minor mode rarely decides where the chain spends its tuning. 1 turns
         them off; they are skipped when they would take more than a tenth of tuning (with the
-        default, fewer than 2000 tuning iterations), and for a
-        noisy (pseudo-marginal) log density.
+        default, fewer than 2000 tuning iterations), and for a noisy (pseudo-marginal) log
+        density.
     model : pymc.Model, optional
         The model (default: the one of the enclosing ``with`` block).
     initial_point : dict, optional
@@ -235,9 +235,6 @@ class KAMH(KernelStep):
         if self._min_history_arg is not None:
             return self._min_history_arg
         return max(50, 10 * self.dim)
-
-    def _after_scouts(self, scouts) -> None:
-        self.chain.rw_scale.restart_at(scouts.scale.scale)  # the scale the walks learned
 
     def _new_chain(self) -> KAMHChain:
         chain = KAMHChain(history=ChainHistory(self.dim))
@@ -487,8 +484,8 @@ class AdaptiveMetropolis(KAMH):
         tuning; the chain goes on from the one at the highest log density, so that a start in
         the basin of a minor mode rarely decides where the chain spends its tuning. 1 turns
         them off; they are skipped when they would take more than a tenth of tuning (with the
-        default, fewer than 2000 tuning iterations), and for a
-        noisy (pseudo-marginal) log density.
+        default, fewer than 2000 tuning iterations), and for a noisy (pseudo-marginal) log
+        density.
     model : pymc.Model, optional
         The model (default: the one of the enclosing ``with`` block).
     initial_point : dict, optional

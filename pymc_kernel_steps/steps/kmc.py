@@ -229,9 +229,6 @@ class _KMC(KernelStep):
         chain.scout_iterations = 0  # the history already says where the posterior is
         self._fit(None, select=True)
 
-    def _after_scouts(self, scouts) -> None:
-        self.chain.rw_scale.restart_at(scouts.scale.scale)  # the scale the walks learned
-
     def _new_chain(self) -> KMCChain:
         chain = KMCChain(history=ChainHistory(self.dim))
         chain.rw_scale = RobbinsMonroScale.within(
@@ -627,8 +624,8 @@ class KMCLite(_KMC):
         tuning; the chain goes on from the one at the highest log density, so that a start in
         the basin of a minor mode rarely decides where the chain spends its tuning. 1 turns
         them off; they are skipped when they would take more than a tenth of tuning (with the
-        default, fewer than 2000 tuning iterations), for a
-        noisy (pseudo-marginal) log density, and after a warm start.
+        default, fewer than 2000 tuning iterations), for a noisy (pseudo-marginal) log density,
+        and after a warm start.
     history : arviz.DataTree, InferenceData or array of shape (n, d), optional
         A warm start: states from an earlier run (``idata``, chains and draws pooled, whose
         ``posterior`` holds the variables this step samples; for a transformed variable such as
@@ -831,8 +828,8 @@ class KMCFinite(_KMC):
         tuning; the chain goes on from the one at the highest log density, so that a start in
         the basin of a minor mode rarely decides where the chain spends its tuning. 1 turns
         them off; they are skipped when they would take more than a tenth of tuning (with the
-        default, fewer than 2000 tuning iterations), for a
-        noisy (pseudo-marginal) log density, and after a warm start.
+        default, fewer than 2000 tuning iterations), for a noisy (pseudo-marginal) log density,
+        and after a warm start.
     history : arviz.DataTree, InferenceData or array of shape (n, d), optional
         A warm start: states from an earlier run (``idata``, chains and draws pooled, whose
         ``posterior`` holds the variables this step samples; for a transformed variable such as

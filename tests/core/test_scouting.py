@@ -30,8 +30,8 @@ def test_only_the_walk_whose_turn_it_is_moves():
     scouts = _scouts(count=2, length=5)
     rng = np.random.default_rng(1)
     proposal = scouts.propose(rng)
-    accepted, prob = scouts.update(proposal, 1.0, rng)  # uphill from 0: always accepted
-    assert accepted and prob == 1.0
+    accepted, prob, log_ratio = scouts.update(proposal, 1.0, rng)  # uphill: always accepted
+    assert accepted and prob == 1.0 and log_ratio == 1.0
     np.testing.assert_array_equal(scouts.positions[0], proposal)
     np.testing.assert_array_equal(scouts.positions[1], np.zeros(2))
     assert scouts.log_densities.tolist() == [1.0, 0.0]
@@ -56,8 +56,8 @@ def test_nan_is_a_rejection_and_the_scale_shrinks():
     rng = np.random.default_rng(4)
     before = scouts.scale.scale
     for _ in range(20):
-        accepted, prob = scouts.update(scouts.propose(rng), math.nan, rng)
-        assert not accepted and prob == 0.0
+        accepted, prob, log_ratio = scouts.update(scouts.propose(rng), math.nan, rng)
+        assert not accepted and prob == 0.0 and log_ratio == -math.inf
     assert scouts.scale.scale < before
     np.testing.assert_array_equal(scouts.positions[0], np.zeros(2))
 
