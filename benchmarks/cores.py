@@ -18,11 +18,7 @@ passing draws between processes shows) and ``ode`` (the Lotka–Volterra black b
 from __future__ import annotations
 
 import argparse
-import datetime as _dt
 import logging
-import os
-import platform
-import subprocess
 import sys
 import warnings
 from pathlib import Path
@@ -30,8 +26,10 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import pymc as pm  # noqa: E402
+from compare import context_lines  # noqa: E402
 
 import pymc_kernel_steps as pks  # noqa: E402
 from pymc_kernel_steps.targets import TARGETS  # noqa: E402
@@ -59,19 +57,6 @@ def chain_seconds(target: str, sampler: str, cores: int, tune: int, draws: int, 
     return loop / 2 if cores == 1 else loop
 
 
-def git_commit() -> str:
-    try:
-        return subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"],
-            cwd=Path(__file__).parent,
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("samplers", nargs="+")
@@ -84,11 +69,7 @@ def main() -> None:
     lines = [
         "# Wall time per chain: `cores=2` against `cores=1`",
         "",
-        f"- command: `python benchmarks/cores.py {' '.join(sys.argv[1:])}`",
-        f"- date: {_dt.datetime.now(_dt.UTC):%Y-%m-%d %H:%M} UTC, load average at the start "
-        f"{', '.join(f'{v:.1f}' for v in os.getloadavg())}",
-        f"- machine: {os.cpu_count()} cores, {platform.system()} {platform.machine()}, "
-        f"Python {platform.python_version()}, PyMC {pm.__version__}, git {git_commit()}",
+        *context_lines(f"python benchmarks/cores.py {' '.join(sys.argv[1:])}"),
         f"- 2 chains × ({args.tune} tune + {args.draws} draws); seconds of PyMC's sampling loop "
         f"per chain, median [min, max] over {args.repeats} alternating repeats",
         "",
