@@ -38,12 +38,16 @@ class ChainHistory:
         view.flags.writeable = False
         return view
 
+    def _grow_to(self, needed: int) -> None:
+        """Room for ``needed`` states: at least double the capacity, keeping those stored."""
+        grown = np.empty((max(needed, 2 * self._data.shape[0]), self.dim))
+        grown[: self._size] = self._data[: self._size]
+        self._data = grown
+
     def append(self, x) -> None:
         """Store one state."""
         if self._size == self._data.shape[0]:
-            grown = np.empty((2 * self._data.shape[0], self.dim))
-            grown[: self._size] = self._data[: self._size]
-            self._data = grown
+            self._grow_to(self._size + 1)
         self._data[self._size] = x
         self._size += 1
 
@@ -52,9 +56,7 @@ class ChainHistory:
         points = np.asarray(points, dtype=float).reshape(-1, self.dim)
         needed = self._size + len(points)
         if needed > self._data.shape[0]:
-            grown = np.empty((max(needed, 2 * self._data.shape[0]), self.dim))
-            grown[: self._size] = self._data[: self._size]
-            self._data = grown
+            self._grow_to(needed)
         self._data[self._size : needed] = points
         self._size = needed
 
