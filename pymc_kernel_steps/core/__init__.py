@@ -27,7 +27,13 @@ from .hmc import (
     leapfrog_with_logp,
     regularized_variance,
 )
-from .integrators import finite_leapfrog, kinetic_energy, leapfrog, lite_leapfrog
+from .integrators import (
+    finite_leapfrog,
+    kinetic_energy,
+    leapfrog,
+    lite_leapfrog,
+    regression_leapfrog,
+)
 from .kernels import (
     GaussianKernel,
     Kernel,
@@ -44,6 +50,11 @@ from .proposals import (
     kamh_feature_covariance,
     kamh_propose,
     smallest_scale,
+)
+from .regression import (
+    RegressionSurrogate,
+    informative_evaluations,
+    select_regression_hyperparameters,
 )
 from .schedules import (
     ckam_nu0,
@@ -76,6 +87,7 @@ __all__ = [
     "LiteScoreEstimator",
     "MaternKernel",
     "RationalQuadraticKernel",
+    "RegressionSurrogate",
     "RobbinsMonroScale",
     "Scouts",
     "SearchBox",
@@ -96,6 +108,7 @@ __all__ = [
     "gaussian_random_walk",
     "gp_predict",
     "hmc_transition",
+    "informative_evaluations",
     "is_exploring",
     "kamh_covariance",
     "kamh_feature_covariance",
@@ -106,8 +119,10 @@ __all__ = [
     "lite_leapfrog",
     "lite_linear_system",
     "median_lengthscale",
+    "regression_leapfrog",
     "regularized_variance",
     "select_hyperparameters",
+    "select_regression_hyperparameters",
     "smallest_scale",
     "ucb_beta",
 ]

@@ -21,7 +21,13 @@ from collections.abc import Callable
 import numba
 import numpy as np
 
-__all__ = ["finite_leapfrog", "kinetic_energy", "leapfrog", "lite_leapfrog"]
+__all__ = [
+    "finite_leapfrog",
+    "kinetic_energy",
+    "leapfrog",
+    "lite_leapfrog",
+    "regression_leapfrog",
+]
 
 
 def _as_inv_mass(inv_mass_diag, d: int) -> np.ndarray:
@@ -194,6 +200,28 @@ def _finite_gradient(omega, offsets, theta, scale, q, out):
 
 
 @numba.njit(cache=True)
+def _regression_gradient(Z, beta, precisions, q, out):
+    # ∇f(q) = −q + Σ_i β_i k(z_i, q) P (z_i − q)  with k = exp(−½ Σ_j P_j (z_ij − q_j)²)
+    n, d = Z.shape
+    for j in range(d):
+        out[j] = 0.0
+    for i in range(n):
+        sq = 0.0
+        for j in range(d):
+            t = Z[i, j] - q[j]
+            sq += precisions[j] * t * t
+        w = beta[i] * math.exp(-0.5 * sq)
+        for j in range(d):
+            out[j] += w * (Z[i, j] - q[j])
+    ok = True
+    for j in range(d):
+        out[j] = precisions[j] * out[j] - q[j]
+        if not math.isfinite(out[j]):
+            ok = False
+    return ok
+
+
+@numba.njit(cache=True)
 def _add_wall(q, radius, stiffness, out):
     # gradient of −(k/2)(‖q‖ − R)₊²: zero inside the ball of radius R, a restoring force outside
     if stiffness == 0.0 or not math.isfinite(radius):
@@ -258,6 +286,36 @@ def _finite_trajectory(
         for j in range(d):
             q[j] += eps * inv_mass[j] * p[j]
         if not _finite_gradient(omega, offsets, theta, scale, q, g):
+            q[:] = np.nan
+            return q, p
+        _add_wall(q, radius, stiffness, g)
+        h = eps if step < n_steps - 1 else 0.5 * eps
+        for j in range(d):
+            p[j] += h * g[j]
+            if not math.isfinite(p[j]):
+                q[:] = np.nan
+                return q, p
+    return q, p
+
+
+@numba.njit(cache=True)
+def _regression_trajectory(Z, beta, precisions, q0, p0, eps, n_steps, inv_mass, radius, stiffness):
+    d = q0.shape[0]
+    q = q0.copy()
+    p = p0.copy()
+    if n_steps == 0:
+        return q, p
+    g = np.empty(d)
+    if not _regression_gradient(Z, beta, precisions, q, g):
+        q[:] = np.nan
+        return q, p
+    _add_wall(q, radius, stiffness, g)
+    for j in range(d):
+        p[j] += 0.5 * eps * g[j]
+    for step in range(n_steps):
+        for j in range(d):
+            q[j] += eps * inv_mass[j] * p[j]
+        if not _regression_gradient(Z, beta, precisions, q, g):
             q[:] = np.nan
             return q, p
         _add_wall(q, radius, stiffness, g)
@@ -389,4 +447,55 @@ def finite_leapfrog(
     scale = math.sqrt(2.0 / m)
     return _finite_trajectory(
         omega, offsets, theta, scale, q, p, eps, n_steps, inv_mass, radius, stiffness
+    )
+
+
+def regression_leapfrog(
+    Z,
+    beta,
+    precisions,
+    q,
+    p,
+    step_size,
+    n_steps,
+    inv_mass_diag=None,
+    wall_radius=math.inf,
+    wall_stiffness=1.0,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Compiled leapfrog trajectory on the regression surrogate
+    ``f(u) = −½‖u‖² + Σ_i β_i k(z_i, u)`` (see :class:`.regression.RegressionSurrogate`), with
+    ``k(z, u) = exp(−½ Σ_j P_j (z_j − u_j)²)``.
+
+    Parameters
+    ----------
+    Z : array_like, shape (n, d)
+        Kernel centres ``z_i``.
+    beta : array_like, shape (n,)
+        Coefficients ``β``.
+    precisions : array_like, shape (d,)
+        Inverse squared lengthscales ``P_j ≥ 0`` of the kernel, one per coordinate (0: the
+        kernel ignores that coordinate).
+    q, p, step_size, n_steps, inv_mass_diag, wall_radius, wall_stiffness
+        As for :func:`lite_leapfrog`.
+
+    Returns
+    -------
+    q_new, p_new : ndarray, shape (d,)
+        End point; ``q_new`` is all NaN if the gradient became non-finite.
+    """
+    q, p, eps, n_steps, inv_mass = _check_trajectory_args(q, p, step_size, n_steps, inv_mass_diag)
+    radius, stiffness = _check_wall(wall_radius, wall_stiffness)
+    Z = np.ascontiguousarray(Z, dtype=float)
+    beta = np.ascontiguousarray(beta, dtype=float)
+    precisions = np.ascontiguousarray(precisions, dtype=float)
+    d = q.shape[0]
+    if Z.ndim != 2 or Z.shape[1] != d or beta.shape != (Z.shape[0],) or precisions.shape != (d,):
+        raise ValueError(
+            f"`Z` must have shape (n, {d}), `beta` shape (n,) and `precisions` shape ({d},), "
+            f"got {Z.shape}, {beta.shape} and {precisions.shape}."
+        )
+    if not (np.all(np.isfinite(precisions)) and np.all(precisions >= 0)):
+        raise ValueError("`precisions` must be finite and non-negative.")
+    return _regression_trajectory(
+        Z, beta, precisions, q, p, eps, n_steps, inv_mass, radius, stiffness
     )
