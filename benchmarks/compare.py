@@ -68,6 +68,8 @@ from pymc_kernel_steps.targets.synthetic import (  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 OURS = ("KAMH", "AdaptiveMetropolis", "KMCLite", "KMCFinite", "CKAM")
+#: non-default settings of ours, benchmarked under their own label
+VARIANTS = {"KMCLite-regression": lambda: pks.KMCLite(surrogate="regression")}
 PEERS = {"SMC": "smc", "emcee": "emcee", "DEMetropolisZ": "demetropolisz", "NUTS": "nuts"}
 QUICK = {"budget": 2000, "replicates": 3, "targets": "banana"}
 REFERENCE_DRAWS = 200_000
@@ -113,6 +115,7 @@ def reference_for(name, target) -> Reference | None:
 def available_samplers(names=None) -> dict:
     """``{label: spec}`` of the samplers that exist in this checkout, in the order given."""
     specs = {name: getattr(pks, name) for name in OURS if hasattr(pks, name)}
+    specs.update(VARIANTS)
     specs.update(PEERS)
     if names is None:
         return specs

@@ -366,7 +366,11 @@ class KernelStep(ArrayStepShared):
                 f"{self._where(x, point_map_info)}: the model's log density is +inf, which no "
                 "proper posterior has (a bug in the model, e.g. an unbounded likelihood term)."
             )
+        self._on_evaluation(x, value)
         return value
+
+    def _on_evaluation(self, x: np.ndarray, value: float) -> None:
+        """Hook called with every evaluation of the model's log density (NaN included)."""
 
     def _where(self, x, point_map_info) -> str:
         """Where a failure happened: step, iteration and the point (the model's value

@@ -14,6 +14,11 @@ from ..core.bayesopt import SearchBox, WindowedTuner
 from ..core.history import ChainHistory
 from ..core.integrators import kinetic_energy
 from ..core.kernels import GaussianKernel, median_lengthscale
+from ..core.regression import (
+    RegressionSurrogate,
+    informative_evaluations,
+    select_regression_hyperparameters,
+)
 from ..core.score_matching import (
     FiniteScoreEstimator,
     LiteScoreEstimator,
@@ -32,6 +37,12 @@ _LENGTHSCALE_FACTORS = np.array([1.0, 1.5, 2.0, 3.0])
 _WALL_MARGIN = 2.0
 #: fewer distinct training states than this (a stuck chain) and the surrogate is not refitted
 _MIN_DISTINCT_STATES = 10
+#: the surrogates of KMCLite: score matching on the states (paper 002) or regression on the
+#: evaluated log densities (:class:`~pymc_kernel_steps.core.RegressionSurrogate`)
+SURROGATES = ("score_matching", "regression")
+#: surrogate="regression" is fitted on at most this many evaluations per kernel centre
+_REGRESSION_POINTS_PER_CENTRE = 4
+_DEFAULT_REGRESSION_RIDGE = 1e-2
 #: target acceptance of dual averaging when ``target_accept`` is not given (as PyMC's NUTS)
 DEFAULT_TARGET_ACCEPT = 0.8
 #: a step size is kept only if trial trajectories on the surrogate conserve the surrogate's own
@@ -67,6 +78,9 @@ class KMCChain(ChainState):
     last_fit_iteration: int = 0
     next_selection_size: int = 0
     warm_started: bool = False  # the history began with the states of `history=`
+    evaluated_points: ChainHistory | None = None  # surrogate="regression": where the model was
+    evaluated_values: list | None = None  # evaluated while adapting, and its log densities
+    precisions: np.ndarray | None = None  # surrogate="regression": the kernel's 1/ℓ_j²
 
 
 class _KMC(KernelStep):
@@ -454,9 +468,9 @@ class _KMC(KernelStep):
             if self.confine:
                 chain.wall_radius = _WALL_MARGIN * float(np.sqrt(np.max(np.sum(points**2, 1))))
                 chain.wall_stiffness = 1.0 / float(np.mean(chain.inv_mass))
-            chain.lengthscale, chain.regularization = self._hyperparameters(points)
+            self._select_hyperparameters(points)
             chain.next_selection_size = 2 * len(chain.history)
-        chain.surrogate = self._make_estimator(chain.lengthscale, chain.regularization).fit(points)
+        chain.surrogate = self._fit_surrogate(points)
         chain.last_fit_iteration = chain.iteration
         if select:
             if chain.step_size_tuner is None:
@@ -492,6 +506,17 @@ class _KMC(KernelStep):
         window = max(1, self._tune_length // 100)
         start = (step_size, max_n_steps or box.upper[1])
         return WindowedTuner(box, window, cost_exponent=0.0, start=start)
+
+    def _select_hyperparameters(self, points) -> None:
+        """Choose the surrogate's hyper-parameters (``points``: whitened training states)."""
+        chain = self.chain
+        chain.lengthscale, chain.regularization = self._hyperparameters(points)
+
+    def _fit_surrogate(self, points):
+        """A surrogate fitted with the chosen hyper-parameters (``points``: whitened training
+        states)."""
+        chain = self.chain
+        return self._make_estimator(chain.lengthscale, chain.regularization).fit(points)
 
     def _hyperparameters(self, points) -> tuple[float, float]:
         if self.fixed_lengthscale is not None and self.fixed_regularization is not None:
@@ -558,7 +583,21 @@ class KMCLite(_KMC):
     vars : list of variables, optional
         Continuous variables to sample (default: all free variables of the model).
     subsample_size : int, default 500
-        Size ``n`` of the history sub-sample the surrogate is fitted on.
+        Size ``n`` of the history sub-sample the surrogate is fitted on (with
+        ``surrogate="regression"``: the number of kernel centres).
+    surrogate : {"score_matching", "regression"}, default "score_matching"
+        ``"score_matching"`` is the paper's surrogate, fitted to the *states* of the history.
+        ``"regression"`` (beyond the paper) fits the log densities the chain *evaluated* while
+        tuning, at accepted and rejected proposals alike:
+        ``f(u) = −½‖u‖² + c + Σ_i β_i k(z_i, u)`` in the whitened frame
+        (:class:`~pymc_kernel_steps.core.RegressionSurrogate`), a Gaussian kernel with one
+        lengthscale per whitened coordinate, chosen with the ridge by held-out squared error
+        (:func:`~pymc_kernel_steps.core.select_regression_hyperparameters`; a coordinate the
+        log density does not bend in is dropped from the kernel). Far from the data ``f`` is
+        the history's Gaussian, so trajectories turn back. It uses information score matching
+        ignores and resolves thin curved ridges an isotropic kernel cannot; it needs the
+        chain's own evaluations, so it cannot start from ``history=``. ``lengthscale`` fixes an
+        isotropic kernel. The frozen kernel is exact either way.
     n_steps : int or tuple of (int, int), default (10, 30)
         Leapfrog steps per trajectory, drawn uniformly from the inclusive range ``(low, high)``
         (an integer fixes it).
@@ -662,7 +701,8 @@ class KMCLite(_KMC):
     rejected without evaluating the model), ``step_size`` (NaN for random-walk moves),
     ``n_steps`` (0 for random-walk moves), ``energy_error`` (change of the true Hamiltonian),
     ``n_history``,
-    ``refit``, ``surrogate`` (False for random-walk moves) and ``lengthscale``. The ``tune`` and
+    ``refit``, ``surrogate`` (False for random-walk moves) and ``lengthscale`` (with
+    ``surrogate="regression"`` the shortest of the per-coordinate lengthscales). The ``tune`` and
     ``warning`` stats are consumed by PyMC and do not appear in the DataTree.
 
     Examples
@@ -683,6 +723,7 @@ class KMCLite(_KMC):
         vars=None,
         *,
         subsample_size: int = 500,
+        surrogate: str = "score_matching",
         n_steps: int | tuple[int, int] = (10, 30),
         step_size: float | None = None,
         step_size_adaptation: str = "esjd",
@@ -708,6 +749,15 @@ class KMCLite(_KMC):
     ):
         require_int("subsample_size", subsample_size, minimum=2)
         self.subsample_size = int(subsample_size)
+        if surrogate not in SURROGATES:
+            raise ValueError(f"`surrogate` must be one of {SURROGATES}, got {surrogate!r}.")
+        if surrogate == "regression" and history is not None:
+            raise ValueError(
+                "`history=` (a warm start) needs surrogate='score_matching': the regression "
+                "surrogate is fitted to log densities this chain evaluated, which the states "
+                "of an earlier run do not carry."
+            )
+        self.surrogate_kind = surrogate
         super().__init__(
             vars,
             n_steps=n_steps,
@@ -737,6 +787,67 @@ class KMCLite(_KMC):
     def _training_points(self):
         history = self.chain.history
         return history.subsample(self.rng, self.subsample_size, start=len(history) // 2)
+
+    # surrogate="regression": the log densities evaluated while adapting are the training data
+    def _new_chain(self) -> KMCChain:
+        chain = super()._new_chain()
+        if self.surrogate_kind == "regression":
+            chain.evaluated_points = ChainHistory(self.dim)
+            chain.evaluated_values = []
+        return chain
+
+    def _on_evaluation(self, x, value) -> None:
+        chain = self.chain
+        if chain.evaluated_points is not None and (self.tune or self.adapt_after_tuning):
+            chain.evaluated_points.append(x)
+            chain.evaluated_values.append(value)
+
+    def _evaluations(self) -> tuple[np.ndarray, np.ndarray]:
+        """The informative evaluations (whitened points, log densities), at most
+        ``_REGRESSION_POINTS_PER_CENTRE × subsample_size`` of them."""
+        chain = self.chain
+        points, values = informative_evaluations(
+            chain.evaluated_points.points,
+            np.asarray(chain.evaluated_values),
+            self.rng,
+            _REGRESSION_POINTS_PER_CENTRE * self.subsample_size,
+        )
+        return chain.whitening.whiten(points), values
+
+    def _select_hyperparameters(self, points) -> None:
+        if self.surrogate_kind != "regression":
+            super()._select_hyperparameters(points)
+            return
+        chain = self.chain
+        U, values = self._evaluations()
+        grids = {}
+        if self.fixed_lengthscale is not None:  # isotropic, as given
+            grids["lengthscales"] = [self.fixed_lengthscale]
+            grids["relevance_factors"] = ()
+        if self.fixed_regularization is not None:
+            grids["regularizations"] = [self.fixed_regularization]
+        if len(U) < _MIN_DISTINCT_STATES:  # nothing to regress on: the history's Gaussian
+            precisions = np.zeros(self.dim)
+            regularization = self.fixed_regularization or _DEFAULT_REGRESSION_RIDGE
+        else:
+            precisions, regularization, _ = select_regression_hyperparameters(
+                U, values, self.rng, **grids
+            )
+        chain.precisions, chain.regularization = precisions, regularization
+        largest = float(precisions.max())
+        chain.lengthscale = 1.0 / math.sqrt(largest) if largest > 0 else math.inf
+
+    def _fit_surrogate(self, points):
+        if self.surrogate_kind != "regression":
+            return super()._fit_surrogate(points)
+        chain = self.chain
+        U, values = self._evaluations()
+        surrogate = RegressionSurrogate(
+            chain.precisions, chain.regularization, self.subsample_size, self.rng
+        )
+        if len(U) < 2:
+            return surrogate.fit(points, -0.5 * np.einsum("ij,ij->i", points, points))
+        return surrogate.fit(U, values)
 
     def _make_estimator(self, lengthscale, regularization):
         return LiteScoreEstimator(GaussianKernel(lengthscale), regularization=regularization)
@@ -871,7 +982,8 @@ class KMCFinite(_KMC):
     rejected without evaluating the model), ``step_size`` (NaN for random-walk moves),
     ``n_steps`` (0 for random-walk moves), ``energy_error`` (change of the true Hamiltonian),
     ``n_history``,
-    ``refit``, ``surrogate`` (False for random-walk moves) and ``lengthscale``. The ``tune`` and
+    ``refit``, ``surrogate`` (False for random-walk moves) and ``lengthscale`` (with
+    ``surrogate="regression"`` the shortest of the per-coordinate lengthscales). The ``tune`` and
     ``warning`` stats are consumed by PyMC and do not appear in the DataTree.
     """
 
