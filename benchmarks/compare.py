@@ -70,6 +70,13 @@ ROOT = Path(__file__).resolve().parents[1]
 OURS = ("KAMH", "AdaptiveMetropolis", "KMCLite", "KMCFinite", "CKAM")
 #: non-default settings of ours, benchmarked under their own label
 VARIANTS = {"KMCLite-regression": lambda: pks.KMCLite(surrogate="regression")}
+
+
+def is_ours(label: str) -> bool:
+    """Whether a sampler label (``"KMCLite"``, ``"KMCLite-regression"``, ``"KAMH:…"``) is ours."""
+    return label.split(":")[0] in OURS or label in VARIANTS
+
+
 PEERS = {"SMC": "smc", "emcee": "emcee", "DEMetropolisZ": "demetropolisz", "NUTS": "nuts"}
 QUICK = {"budget": 2000, "replicates": 3, "targets": "banana"}
 REFERENCE_DRAWS = 200_000
@@ -302,8 +309,8 @@ def run_target(name: str, args, command: str) -> dict:
         text.append(f"Not run: {', '.join(skipped)}.\n")
     text += [f"![{name}]({figures[0]})", "", f"![{name}, E[x²]]({figures[1]})", ""]
     (out / f"{name}.md").write_text("\n".join(text))
-    ours = [n for n in table.index if n in OURS]
-    peers = [n for n in table.index if n not in OURS]
+    ours = [n for n in table.index if is_ours(n)]
+    peers = [n for n in table.index if not is_ours(n)]
     return {
         "target": name,
         "ours": _best(table, ours),
@@ -381,8 +388,8 @@ def write_index(out: Path, command: str) -> None:
         name = path.name.removesuffix("-runs.csv.gz")
         frame = pd.read_csv(path)
         table = ess_err_table(frame)
-        ours = _best(table, [n for n in table.index if n.split(":")[0] in OURS])
-        peer = _best(table, [n for n in table.index if n.split(":")[0] not in OURS])
+        ours = _best(table, [n for n in table.index if is_ours(n)])
+        peer = _best(table, [n for n in table.index if not is_ours(n)])
         rows.append((name, int(frame["budget"].iloc[0]), ours, peer))
     index = [
         "# Benchmarks: accuracy per target evaluation",

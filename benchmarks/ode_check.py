@@ -7,7 +7,8 @@ mean, acceptance, wall time, and each chain's mean model log density and mean σ
 (a chain in the posterior's main mode has a mean log density near 43 and σ near 0.2; a local
 mode with σ ≈ 0.7 sits about 58 below).
 
-``python benchmarks/ode_check.py KAMH AdaptiveMetropolis KMCLite KMCFinite [--tune 2000]``
+``python benchmarks/ode_check.py KAMH AdaptiveMetropolis KMCLite KMCFinite [--tune 2000]``; a
+sampler with keyword arguments: ``KMCLite:surrogate=regression``.
 """
 
 from __future__ import annotations
@@ -35,6 +36,19 @@ PRIOR_LOG_SD = 0.5
 NAMES = ["alpha", "beta", "gamma", "delta", "sigma"]
 
 
+def make_step(spec: str):
+    """``"KMCLite"`` or, with keyword arguments, ``"KMCLite:surrogate=regression,n_steps=20"``."""
+    name, _, options = spec.partition(":")
+    kwargs = {}
+    for option in filter(None, options.split(",")):
+        key, _, value = option.partition("=")
+        try:
+            kwargs[key] = int(value)
+        except ValueError:
+            kwargs[key] = value
+    return (getattr(pks, name, None) or getattr(pm, name))(**kwargs)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("samplers", nargs="+")
@@ -60,10 +74,9 @@ def main() -> None:
         helpers.lotka_volterra_loglik = recording
         try:
             with helpers.lotka_volterra_model():
-                cls = getattr(pks, name, None) or getattr(pm, name)
                 start = time.perf_counter()
                 idata = pm.sample(
-                    step=cls(), tune=args.tune, draws=args.draws, chains=4, cores=1,
+                    step=make_step(name), tune=args.tune, draws=args.draws, chains=4, cores=1,
                     random_seed=args.seed, progressbar=False, compute_convergence_checks=False,
                 )  # fmt: skip
                 seconds = time.perf_counter() - start
