@@ -86,6 +86,7 @@ def informative_evaluations(
     values : array_like, shape (n,)
         The log densities there (``-inf`` and NaN allowed: they are left out).
     rng : numpy.random.Generator
+        Draws the sub-sample.
     size : int
         At most this many are returned.
 
@@ -96,6 +97,13 @@ def informative_evaluations(
     """
     points = np.asarray(points, dtype=float)
     values = np.asarray(values, dtype=float)
+    if points.ndim != 2 or values.shape != (points.shape[0],):
+        raise ValueError(
+            f"`points` must have shape (n, d) and `values` shape (n,), got {points.shape} and "
+            f"{values.shape}."
+        )
+    if isinstance(size, bool) or int(size) != size or size < 1:
+        raise ValueError(f"`size` must be a positive integer, got {size!r}.")
     finite = np.isfinite(values) & np.all(np.isfinite(points), axis=1)
     if not np.any(finite):
         return points[:0].copy(), values[:0].copy()
@@ -283,8 +291,8 @@ def select_regression_hyperparameters(
     Starting from an isotropic kernel, each sweep first tries every common lengthscale ``ℓ``
     (with the per-coordinate relevances so far) and ridge ``λ`` of the grids, then, coordinate
     by coordinate, multiplies that coordinate's relevance ``s_j`` by each of
-    ``relevance_factors`` (0 drops it), keeping any change that lowers the error. The precisions
-    are ``P_j = (s_j/ℓ)²``.
+    ``relevance_factors`` (0 drops it for good), keeping any change that lowers the error. The
+    precisions are ``P_j = (s_j/ℓ)²``.
 
     Parameters
     ----------
@@ -315,6 +323,16 @@ def select_regression_hyperparameters(
         Held-out mean squared error of the choice.
     """
     U, values = _points_and_values(U, values)
+    for name, grid in (("lengthscales", lengthscales), ("regularizations", regularizations)):
+        grid = np.asarray(grid, dtype=float)
+        if grid.ndim != 1 or grid.size == 0 or not np.all(np.isfinite(grid) & (grid > 0)):
+            raise ValueError(f"`{name}` must be a non-empty sequence of positive numbers.")
+    factors = np.asarray(relevance_factors, dtype=float)
+    if factors.ndim != 1 or not np.all(np.isfinite(factors) & (factors >= 0)):
+        raise ValueError("`relevance_factors` must be a sequence of numbers ≥ 0.")
+    for name, value in (("sweeps", sweeps), ("n_points", n_points), ("n_centers", n_centers)):
+        if isinstance(value, bool) or int(value) != value or value < 1:
+            raise ValueError(f"`{name}` must be a positive integer, got {value!r}.")
     if not 0 < holdout < 1:
         raise ValueError(f"`holdout` must lie in (0, 1), got {holdout!r}.")
     n, d = U.shape

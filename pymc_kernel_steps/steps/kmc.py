@@ -43,6 +43,9 @@ SURROGATES = ("score_matching", "regression")
 #: surrogate="regression" is fitted on at most this many evaluations per kernel centre
 _REGRESSION_POINTS_PER_CENTRE = 4
 _DEFAULT_REGRESSION_RIDGE = 1e-2
+#: evaluations recorded per chain at most (with adapt_after_tuning=True recording goes on
+#: through the draws; beyond this the surrogate learns from the first ones only)
+_MAX_RECORDED_EVALUATIONS = 200_000
 #: target acceptance of dual averaging when ``target_accept`` is not given (as PyMC's NUTS)
 DEFAULT_TARGET_ACCEPT = 0.8
 #: a step size is kept only if trial trajectories on the surrogate conserve the surrogate's own
@@ -596,8 +599,11 @@ class KMCLite(_KMC):
         log density does not bend in is dropped from the kernel). Far from the data ``f`` is
         the history's Gaussian, so trajectories turn back. It uses information score matching
         ignores and resolves thin curved ridges an isotropic kernel cannot; it needs the
-        chain's own evaluations, so it cannot start from ``history=``. ``lengthscale`` fixes an
-        isotropic kernel. The frozen kernel is exact either way.
+        chain's own evaluations, so it cannot start from ``history=``, and needs ``whiten=True``
+        (its Gaussian term is the whitened history's). In a compound step the recorded values
+        are conditional log densities at the other variables' values of the moment, and with a
+        noisy (pseudo-marginal) log density they are estimates: the fit is then rougher, never
+        wrong. The frozen kernel is exact either way.
     n_steps : int or tuple of (int, int), default (10, 30)
         Leapfrog steps per trajectory, drawn uniformly from the inclusive range ``(low, high)``
         (an integer fixes it).
@@ -631,7 +637,9 @@ class KMCLite(_KMC):
         Gaussian-kernel lengthscale ``ℓ`` and regulariser ``λ`` of the estimator. Default: chosen by
         5-fold cross-validation of the score-matching objective (on at most 500 distinct states,
         ``ℓ`` from 1 to 3 times the median heuristic) when the surrogate is first fitted and
-        each time the history doubles during tuning.
+        each time the history doubles during tuning. With ``surrogate="regression"``: chosen at
+        the same times by held-out squared error of the log density, ``ℓ`` per whitened
+        coordinate (a given ``lengthscale`` fixes an isotropic kernel).
     min_history : int, optional
         Random-walk iterations before the first fit (default ``max(300, 20 d)``, but at most a
         third of the tuning iterations, and at least 50).
@@ -751,6 +759,12 @@ class KMCLite(_KMC):
         self.subsample_size = int(subsample_size)
         if surrogate not in SURROGATES:
             raise ValueError(f"`surrogate` must be one of {SURROGATES}, got {surrogate!r}.")
+        if surrogate == "regression" and not whiten:
+            raise ValueError(
+                "surrogate='regression' needs whiten=True: its Gaussian term is the one of the "
+                "whitened history (with whiten=False it would be N(0, I) in the model's "
+                "coordinates)."
+            )
         if surrogate == "regression" and history is not None:
             raise ValueError(
                 "`history=` (a warm start) needs surrogate='score_matching': the regression "
@@ -798,7 +812,11 @@ class KMCLite(_KMC):
 
     def _on_evaluation(self, x, value) -> None:
         chain = self.chain
-        if chain.evaluated_points is not None and (self.tune or self.adapt_after_tuning):
+        if (
+            chain.evaluated_points is not None
+            and (self.tune or self.adapt_after_tuning)
+            and len(chain.evaluated_values) < _MAX_RECORDED_EVALUATIONS
+        ):
             chain.evaluated_points.append(x)
             chain.evaluated_values.append(value)
 
@@ -827,7 +845,8 @@ class KMCLite(_KMC):
         if self.fixed_regularization is not None:
             grids["regularizations"] = [self.fixed_regularization]
         if len(U) < _MIN_DISTINCT_STATES:  # nothing to regress on: the history's Gaussian
-            precisions = np.zeros(self.dim)
+            ell = self.fixed_lengthscale
+            precisions = np.zeros(self.dim) if ell is None else np.full(self.dim, ell**-2.0)
             regularization = self.fixed_regularization or _DEFAULT_REGRESSION_RIDGE
         else:
             precisions, regularization, _ = select_regression_hyperparameters(
@@ -982,8 +1001,7 @@ class KMCFinite(_KMC):
     rejected without evaluating the model), ``step_size`` (NaN for random-walk moves),
     ``n_steps`` (0 for random-walk moves), ``energy_error`` (change of the true Hamiltonian),
     ``n_history``,
-    ``refit``, ``surrogate`` (False for random-walk moves) and ``lengthscale`` (with
-    ``surrogate="regression"`` the shortest of the per-coordinate lengthscales). The ``tune`` and
+    ``refit``, ``surrogate`` (False for random-walk moves) and ``lengthscale``. The ``tune`` and
     ``warning`` stats are consumed by PyMC and do not appear in the DataTree.
     """
 

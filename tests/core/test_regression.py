@@ -140,3 +140,30 @@ def test_bad_data_and_unfitted_use_raise():
         regression_leapfrog(
             np.zeros((3, 2)), np.zeros(3), [-1.0, 1.0], np.zeros(2), np.ones(2), 0.1, 3
         )
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"lengthscales": []}, "lengthscales"),
+        ({"lengthscales": [0.5, -1.0]}, "lengthscales"),
+        ({"regularizations": [0.0]}, "regularizations"),
+        ({"relevance_factors": [-1.0]}, "relevance_factors"),
+        ({"sweeps": 0}, "sweeps"),
+        ({"n_centers": 0}, "n_centers"),
+    ],
+)
+def test_bad_search_grids_name_the_parameter(kwargs, match):
+    U = np.random.default_rng(0).standard_normal((50, 2))
+    with pytest.raises(ValueError, match=match):
+        select_regression_hyperparameters(
+            U, -0.5 * np.sum(U**2, 1), np.random.default_rng(), **kwargs
+        )
+
+
+def test_informative_evaluations_bad_input_names_the_parameter():
+    rng = np.random.default_rng(0)
+    with pytest.raises(ValueError, match="size"):
+        informative_evaluations(np.zeros((3, 2)), np.zeros(3), rng, size=0)
+    with pytest.raises(ValueError, match="points"):
+        informative_evaluations(np.zeros((3, 2)), np.zeros(4), rng, size=5)

@@ -160,3 +160,31 @@ def test_bad_surrogate_and_warm_start_name_the_parameter():
             KMCLite(surrogate="gp")
         with pytest.raises(ValueError, match="`history=`.*surrogate='score_matching'"):
             KMCLite(surrogate="regression", history=np.random.default_rng(0).normal(size=(50, 4)))
+        with pytest.raises(ValueError, match="whiten=True"):
+            KMCLite(surrogate="regression", whiten=False)
+
+
+def test_a_fixed_lengthscale_gives_an_isotropic_kernel():
+    model = correlated_gaussian_model()
+    with model:
+        step = KMCLite(surrogate="regression", lengthscale=0.8, min_history=60)
+    step.setup_chain(np.random.default_rng(6), tune=300, draws=1)
+    point = model.initial_point()
+    for _ in range(300):
+        point, _ = step.step(point)
+    np.testing.assert_allclose(step.chain.precisions, np.full(4, 0.8**-2))
+    assert step.chain.lengthscale == pytest.approx(0.8)
+
+
+def test_with_adapt_after_tuning_the_draws_are_recorded_too():
+    model = correlated_gaussian_model()
+    with model:
+        step = KMCLite(surrogate="regression", min_history=60, adapt_after_tuning=True)
+    step.setup_chain(np.random.default_rng(7), tune=150, draws=50)
+    point, evaluations = model.initial_point(), 0
+    for i in range(200):
+        if i == 150:
+            step.stop_tuning()
+        point, (stats,) = step.step(point)
+        evaluations += stats["logp_evals"]
+    assert len(step.chain.evaluated_values) == evaluations
