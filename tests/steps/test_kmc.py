@@ -53,14 +53,9 @@ def _run(step, start, iterations):
 
 
 # ---------------------------------------------------------------- exactness
-def test_frozen_proposal_is_reversible_and_ratio_is_the_hamiltonian(kmc_class):
-    """Replaying the step's draws: the trajectory from (y, −p') returns to (x, −p), and the log
-    correction is the kinetic-energy change, antisymmetric between the two directions."""
-    rng = np.random.default_rng(1)
-    history = rng.multivariate_normal(CORRELATED_MEAN, CORRELATED_COV, size=300)
-    step = _frozen_step(
-        kmc_class, correlated_gaussian_model(), history, random_walk_probability=0.0
-    )
+def assert_frozen_trajectories_reversible(step, rng):
+    """Replaying the step's draws from states of the correlated Gaussian: the trajectory from
+    (y, −p') returns to (x, −p), and the log correction is the kinetic-energy change."""
     chain = step.chain
     for _ in range(10):
         x = rng.multivariate_normal(CORRELATED_MEAN, CORRELATED_COV)
@@ -86,6 +81,17 @@ def test_frozen_proposal_is_reversible_and_ratio_is_the_hamiltonian(kmc_class):
         np.testing.assert_allclose(white.unwhiten(back), x, atol=1e-8)
         np.testing.assert_allclose(-back_momentum, momentum, atol=1e-8)
         assert np.linalg.norm(y - x) > 1e-3  # the trajectory moves
+
+
+def test_frozen_proposal_is_reversible_and_ratio_is_the_hamiltonian(kmc_class):
+    """Replaying the step's draws: the trajectory from (y, −p') returns to (x, −p), and the log
+    correction is the kinetic-energy change, antisymmetric between the two directions."""
+    rng = np.random.default_rng(1)
+    history = rng.multivariate_normal(CORRELATED_MEAN, CORRELATED_COV, size=300)
+    step = _frozen_step(
+        kmc_class, correlated_gaussian_model(), history, random_walk_probability=0.0
+    )
+    assert_frozen_trajectories_reversible(step, rng)
 
 
 def test_diverging_marks_non_finite_trajectories_and_unevaluated_proposals(kmc_class):

@@ -6,7 +6,6 @@ MCSE z-tests), what is recorded and when, relevance determination through pm.sam
 
 from __future__ import annotations
 
-import copy
 import pickle
 
 import cloudpickle
@@ -15,10 +14,11 @@ import pymc as pm
 import pytest
 
 from pymc_kernel_steps import KMCLite
-from pymc_kernel_steps.core import RegressionSurrogate, kinetic_energy
+from pymc_kernel_steps.core import RegressionSurrogate
 from pymc_kernel_steps.targets import banana_model
 
 from ..helpers import CORRELATED_COV, CORRELATED_MEAN, assert_moments, correlated_gaussian_model
+from .test_kmc import assert_frozen_trajectories_reversible
 
 QUIET = dict(progressbar=False, compute_convergence_checks=False)
 
@@ -44,33 +44,9 @@ def test_frozen_regression_proposal_is_reversible_and_ratio_is_the_hamiltonian()
     rng = np.random.default_rng(1)
     points = rng.multivariate_normal(CORRELATED_MEAN, CORRELATED_COV, size=300)
     step = _frozen_regression_step(correlated_gaussian_model(), points, random_walk_probability=0.0)
-    chain = step.chain
-    assert isinstance(chain.surrogate, RegressionSurrogate)
-    assert len(chain.evaluated_values) == 300
-    for _ in range(10):
-        x = rng.multivariate_normal(CORRELATED_MEAN, CORRELATED_COV)
-        replay = copy.deepcopy(step.rng)
-        y, log_correction, info = step._propose(x)
-        replay.uniform()  # the choice between trajectory and random walk
-        replay.uniform()  # the step-size jitter
-        n_steps = int(replay.integers(step.n_steps_range[0], step.n_steps_range[1] + 1))
-        momentum = replay.standard_normal(step.dim) / np.sqrt(chain.inv_mass)
-        assert n_steps == info["n_steps"]
-        wall = (chain.wall_radius, chain.wall_stiffness)
-        white = chain.whitening
-        end, end_momentum = chain.surrogate.leapfrog(
-            white.whiten(x), momentum, info["step_size"], n_steps, chain.inv_mass, *wall
-        )
-        np.testing.assert_allclose(y, white.unwhiten(end), rtol=1e-12)
-        assert log_correction == pytest.approx(
-            kinetic_energy(momentum, chain.inv_mass) - kinetic_energy(end_momentum, chain.inv_mass)
-        )
-        back, back_momentum = chain.surrogate.leapfrog(
-            white.whiten(y), -end_momentum, info["step_size"], n_steps, chain.inv_mass, *wall
-        )
-        np.testing.assert_allclose(white.unwhiten(back), x, atol=1e-8)
-        np.testing.assert_allclose(-back_momentum, momentum, atol=1e-8)
-        assert np.linalg.norm(y - x) > 1e-3
+    assert isinstance(step.chain.surrogate, RegressionSurrogate)
+    assert len(step.chain.evaluated_values) == 300
+    assert_frozen_trajectories_reversible(step, rng)
 
 
 @pytest.mark.slow
