@@ -60,6 +60,9 @@ _STABILITY_SEED = 20151207
 _STABILITY_SHRINK = 0.5**0.5
 #: the step size is never shrunk by more than this factor for stability
 _STABILITY_MAX_SHRINK = 1e3
+#: step sizes stay below this fraction of the leapfrog's stability limit ``2/√(curvature)`` in the
+#: surrogate's far field (where only the wall and the regression's Gaussian term act)
+_FAR_FIELD_MARGIN = 0.9
 
 
 @dataclass
@@ -92,6 +95,7 @@ class _KMC(KernelStep):
     progress_scale_stat = "step_size"
     progress_scale_label = "Step size"
     estimator_name = ""
+    surrogate_kind = "score_matching"
 
     stats_dtypes_shapes = {
         **KernelStep.stats_dtypes_shapes,
@@ -277,6 +281,7 @@ class _KMC(KernelStep):
             step_size *= 1.0 + jitter * (2.0 * self.rng.uniform() - 1.0)
             low, high = self.n_steps_range
             n_steps = int(self.rng.integers(low, high + 1))
+        step_size = min(step_size, self._far_field_step_size_limit())
         momentum = self.rng.standard_normal(self.dim) / np.sqrt(chain.inv_mass)
         position_white, momentum_new = chain.surrogate.leapfrog(
             chain.whitening.whiten(x),
@@ -391,6 +396,24 @@ class _KMC(KernelStep):
             # now (a Lite refit, or the last online updates) may be steeper.
             chain.step_size = self._stable_step_size(chain.step_size)
 
+    def _far_field_step_size_limit(self) -> float:
+        """The largest step size allowed: a margin below the leapfrog's stability limit
+        ``2 / √(max_j M⁻¹_jj · κ)`` for the curvature ``κ`` that trajectories meet far from the
+        history, the confining wall's stiffness plus, for ``surrogate="regression"``, the unit
+        curvature of its Gaussian term (inf when neither acts).
+
+        Beyond that limit a trajectory that leaves the data region grows geometrically: on the
+        glass model a regression trajectory of 28 steps of size 1.6 reached 10⁹ and the model
+        was evaluated there. The limit depends on the adapted mass and wall alone, never on the
+        trajectory, so capping the step size at it keeps the move exact."""
+        chain = self.chain
+        curvature = chain.wall_stiffness if math.isfinite(chain.wall_radius) else 0.0
+        if self.surrogate_kind == "regression":
+            curvature += 1.0
+        if curvature <= 0.0:
+            return math.inf
+        return _FAR_FIELD_MARGIN * 2.0 / math.sqrt(float(np.max(chain.inv_mass)) * curvature)
+
     def _stable_step_size(self, step_size: float) -> float:
         """The largest of ``step_size × 2^(−k/2)``, ``k = 0, 1, …`` (at most a factor
         ``_STABILITY_MAX_SHRINK`` down) at which leapfrog trajectories on the current surrogate
@@ -405,6 +428,7 @@ class _KMC(KernelStep):
         evaluations only, never the model's, and runs during tuning: the frozen kernel stays
         exact."""
         chain = self.chain
+        step_size = min(step_size, self._far_field_step_size_limit())
         rng = np.random.default_rng(_STABILITY_SEED)
         starts = chain.whitening.whiten(self._recent_history())
         starts = starts[rng.integers(len(starts), size=_STABILITY_TRIALS)]
@@ -488,6 +512,9 @@ class _KMC(KernelStep):
                 chain.step_size, chain.max_n_steps = chain.step_size_tuner.parameters
             elif self.step_size_adaptation == "esjd":
                 chain.step_size_tuner = JumpDistanceStepSize(initial)
+                chain.step_size_tuner.max_step_size = min(
+                    chain.step_size_tuner.max_step_size, self._far_field_step_size_limit()
+                )
             else:
                 chain.step_size_tuner = DualAveraging(initial, target=self.target_accept)
         return True
@@ -611,7 +638,10 @@ class KMCLite(_KMC):
         Initial leapfrog step size (default ``1/√d`` in the mass-matrix metric); jittered by
         ``±step_size_jitter`` per iteration and tuned as ``step_size_adaptation`` says. Each
         hyper-parameter selection and the end of tuning shrink it, if needed, below the leapfrog's
-        stability limit on the surrogate (checked with the surrogate alone, no model evaluation).
+        stability limit on the surrogate (checked with the surrogate alone, no model evaluation),
+        and no trajectory's step size, tuning trials and jitter included, reaches 0.9 of the
+        limit ``2/√(max M⁻¹ · κ)`` of the surrogate's far field (``κ``: the wall's stiffness,
+        plus 1 for ``surrogate="regression"``), where a trajectory would grow without bound.
     step_size_adaptation : {"esjd", "dual_averaging"}, default "esjd"
         ``"esjd"`` searches for the step size with the largest expected squared jump
         distance (:class:`~pymc_kernel_steps.core.JumpDistanceStepSize`); ``"dual_averaging"``
@@ -903,7 +933,10 @@ class KMCFinite(_KMC):
         Initial leapfrog step size (default ``1/√d`` in the mass-matrix metric); jittered by
         ``±step_size_jitter`` per iteration and tuned as ``step_size_adaptation`` says. Each
         hyper-parameter selection and the end of tuning shrink it, if needed, below the leapfrog's
-        stability limit on the surrogate (checked with the surrogate alone, no model evaluation).
+        stability limit on the surrogate (checked with the surrogate alone, no model evaluation),
+        and no trajectory's step size, tuning trials and jitter included, reaches 0.9 of the
+        limit ``2/√(max M⁻¹ · κ)`` of the surrogate's far field (``κ``: the wall's stiffness,
+        plus 1 for ``surrogate="regression"``), where a trajectory would grow without bound.
     step_size_adaptation : {"esjd", "dual_averaging"}, default "esjd"
         ``"esjd"`` searches for the step size with the largest expected squared jump
         distance (:class:`~pymc_kernel_steps.core.JumpDistanceStepSize`); ``"dual_averaging"``

@@ -44,6 +44,7 @@ import pytensor
 import pytensor.tensor as pt
 import scipy.linalg
 from scipy.linalg.blas import dsyrk
+from scipy.spatial.distance import pdist, squareform
 from scipy.special import expit, logsumexp
 
 from ._data import rdataset, standardise
@@ -60,6 +61,7 @@ __all__ = [
 #: the 9 features of MASS ``fgl`` (refractive index and oxide contents)
 GLASS_FEATURES = ("RI", "Na", "Mg", "Al", "Si", "K", "Ca", "Ba", "Fe")
 _WINDOW = ("WinF", "WinNF", "Veh")
+_MAX_LOG_INVERSE_LENGTHSCALE = 300.0
 
 
 def glass_data() -> tuple[np.ndarray, np.ndarray]:
@@ -80,9 +82,13 @@ def _covariance_cholesky(theta, X, jitter):
             f"theta must have shape ({X.shape[1]},) (one log squared lengthscale per feature), "
             f"got {theta.shape}"
         )
-    Xs = X * np.exp(-0.5 * theta)
-    sq = np.sum(Xs**2, axis=1)
-    d2 = np.maximum(sq[:, None] + sq[None, :] - 2.0 * Xs @ Xs.T, 0.0)
+    # Pairwise differences first: identical rows stay exactly 0 at any lengthscale, and squared
+    # distances too large for a float overflow to inf, a correlation of 0 (as it is). Below
+    # ℓ = e^-300 (θ < −600: a prior log density below −36,000) distinct standardised rows are
+    # uncorrelated already; the cap only keeps X/ℓ itself finite.
+    Xs = X * np.exp(np.minimum(-0.5 * theta, _MAX_LOG_INVERSE_LENGTHSCALE))
+    with np.errstate(over="ignore"):
+        d2 = squareform(pdist(Xs, "sqeuclidean"))
     K = np.exp(-0.5 * d2)
     K[np.diag_indices_from(K)] += jitter
     return np.linalg.cholesky(K)

@@ -49,6 +49,24 @@ def test_frozen_regression_proposal_is_reversible_and_ratio_is_the_hamiltonian()
     assert_frozen_trajectories_reversible(step, rng)
 
 
+def test_step_sizes_stay_stable_on_the_gaussian_term_far_from_the_data():
+    """Far from the centres the surrogate is the history's Gaussian (unit curvature) plus the
+    wall: the limit counts both, and a step size the tuner pushed past it is capped."""
+    rng = np.random.default_rng(4)
+    points = rng.multivariate_normal(CORRELATED_MEAN, CORRELATED_COV, size=300)
+    step = _frozen_regression_step(correlated_gaussian_model(), points, random_walk_probability=0.0)
+    chain = step.chain
+    limit = step._far_field_step_size_limit()
+    curvature = 1.0 + chain.wall_stiffness
+    assert limit == pytest.approx(0.9 * 2.0 / np.sqrt(np.max(chain.inv_mass) * curvature))
+    chain.step_size = 20.0 * limit
+    for _ in range(50):
+        proposal, _, info = step._propose(points[-1])
+        assert info["step_size"] <= limit
+        u = chain.whitening.whiten(proposal)
+        assert np.sqrt(u @ u) < 10.0 * chain.wall_radius  # bounded; at 1.2× the limit: 10¹³
+
+
 @pytest.mark.slow
 def test_frozen_surrogate_of_the_wrong_log_densities_still_samples_the_target():
     """Fitted to a shifted, too wide Gaussian's log densities, the frozen kernel only loses

@@ -13,6 +13,7 @@ from scipy.spatial.distance import cdist
 from scipy.special import expit, logsumexp
 
 from pymc_kernel_steps import targets as T
+from pymc_kernel_steps.targets.glass import _covariance_cholesky
 
 
 @pytest.fixture(scope="module")
@@ -61,6 +62,29 @@ def test_laplace_terms_match_brute_force(glass, seed):
     # the estimator with one sample at the mode (z = 0) is the Laplace approximation
     at_mode = T.gp_classification_log_marginal_estimate(theta, np.zeros((60, 1)), X[idx], y[idx])
     assert at_mode == pytest.approx(log_z, abs=1e-9)
+
+
+def test_extreme_lengthscales_give_their_limits_not_errors(glass):
+    """Far outside the prior (a sampler's wild proposal) the estimate is the limit of
+    uncorrelated or fully correlated latents, not NaN or an overflow error (θ = −1000 once
+    raised from the Cholesky factorisation). Identical rows stay correlated 1 at any
+    lengthscale."""
+    X, y = glass
+    z = np.random.default_rng(0).standard_normal((len(y), 20))
+    tiny = [
+        T.gp_classification_log_marginal_estimate(np.full(9, t), z, X, y)
+        for t in (-1e2, -1e3, -1e9)
+    ]
+    huge = [
+        T.gp_classification_log_marginal_estimate(np.full(9, t), z, X, y) for t in (1e2, 1e3, 1e9)
+    ]
+    assert np.all(np.isfinite(tiny + huge))
+    assert tiny == pytest.approx([tiny[0]] * 3, abs=1e-9)
+    assert huge == pytest.approx([huge[0]] * 3, abs=1e-6)
+    _, row = np.unique(X, axis=0, return_inverse=True)
+    K_limit = (row[:, None] == row[None, :]).astype(float) + 1e-3 * np.eye(len(y))
+    L = _covariance_cholesky(np.full(9, -1e3), X, 1e-3)
+    np.testing.assert_allclose(L @ L.T, K_limit, atol=1e-12)
 
 
 def test_estimator_is_unbiased_on_natural_scale(glass):
