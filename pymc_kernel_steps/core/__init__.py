@@ -53,6 +53,7 @@ from .proposals import (
 )
 from .regression import (
     RegressionSurrogate,
+    fit_quadratic_gaussian,
     informative_evaluations,
     select_regression_hyperparameters,
 )
@@ -108,6 +109,7 @@ __all__ = [
     "gaussian_random_walk",
     "gp_predict",
     "hmc_transition",
+    "fit_quadratic_gaussian",
     "informative_evaluations",
     "is_exploring",
     "kamh_covariance",

@@ -31,6 +31,7 @@ from .integrators import regression_leapfrog
 
 __all__ = [
     "RegressionSurrogate",
+    "fit_quadratic_gaussian",
     "informative_evaluations",
     "select_regression_hyperparameters",
 ]
@@ -112,6 +113,66 @@ def informative_evaluations(
     if len(keep) > size:
         keep = np.sort(rng.choice(keep, size=size, replace=False))
     return points[keep].copy(), values[keep].copy()
+
+
+def quadratic_parameter_count(dim: int) -> int:
+    """Coefficients of a quadratic in ``dim`` variables: ``1 + d + d(d + 1)/2``."""
+    return 1 + dim + dim * (dim + 1) // 2
+
+
+def fit_quadratic_gaussian(
+    U, values, min_precision: float = 1e-2, max_precision: float = 1e2
+) -> tuple[np.ndarray, np.ndarray]:
+    """The Gaussian whose log density is the least-squares quadratic through the log densities.
+
+    ``values ≈ c + bᵀu − ½ uᵀAu`` is fitted by least squares (a ridge of ``1e-8`` relative to the
+    design's scale keeps it solvable); the eigenvalues of ``A`` are clipped to
+    ``[min_precision, max_precision]``, so that the result is a proper Gaussian even where the
+    log densities are flat or convex in a direction (the clip sets how much wider or narrower than
+    the frame of ``U`` it may be). Returns the mean ``A⁻¹b`` and covariance ``A⁻¹``.
+
+    Parameters
+    ----------
+    U : array_like, shape (n, d)
+        Points, finite, at least twice as many as the quadratic's coefficients
+        (:func:`quadratic_parameter_count`).
+    values : array_like, shape (n,)
+        Finite log densities there.
+    min_precision, max_precision : float
+        ``0 < min_precision ≤ max_precision``.
+
+    Returns
+    -------
+    mean : ndarray, shape (d,)
+    covariance : ndarray, shape (d, d)
+    """
+    U, values = _points_and_values(U, values)
+    n, d = U.shape
+    coefficient_count = quadratic_parameter_count(d)
+    if n < 2 * coefficient_count:
+        raise ValueError(
+            f"`U` must hold at least {2 * coefficient_count} points (twice the {coefficient_count} "
+            f"coefficients of a quadratic in {d} variables), got {n}."
+        )
+    min_precision, max_precision = float(min_precision), float(max_precision)
+    if not (0 < min_precision <= max_precision < math.inf):
+        raise ValueError(
+            "`min_precision` and `max_precision` must satisfy 0 < min_precision ≤ max_precision "
+            f"< inf, got {min_precision!r} and {max_precision!r}."
+        )
+    rows, cols = np.triu_indices(d)
+    design = np.hstack([np.ones((n, 1)), U, U[:, rows] * U[:, cols]])
+    gram = design.T @ design
+    gram[np.diag_indices_from(gram)] += 1e-8 * max(1.0, np.trace(gram) / gram.shape[0])
+    coefficients = sla.solve(gram, design.T @ values, assume_a="pos", check_finite=False)
+    linear = coefficients[1 : d + 1]
+    upper = np.zeros((d, d))
+    upper[rows, cols] = coefficients[d + 1 :]
+    precision = -(upper + upper.T)  # −∇² of uᵀ·upper·u
+    eigenvalues, vectors = np.linalg.eigh(precision)
+    eigenvalues = np.clip(eigenvalues, min_precision, max_precision)
+    covariance = (vectors / eigenvalues) @ vectors.T
+    return covariance @ linear, 0.5 * (covariance + covariance.T)
 
 
 class RegressionSurrogate:

@@ -123,6 +123,36 @@ class Whitening:
         inv_chol = np.tril(inv_chol)
         return cls(mean, chol, inv_chol)
 
+    @classmethod
+    def from_gaussian(cls, mean, covariance) -> Whitening:
+        """The whitening of the Gaussian ``N(mean, covariance)``.
+
+        Parameters
+        ----------
+        mean : array_like, shape (d,)
+        covariance : array_like, shape (d, d)
+            Symmetric positive definite.
+
+        Returns
+        -------
+        Whitening
+        """
+        mean = np.asarray(mean, dtype=float)
+        covariance = np.asarray(covariance, dtype=float)
+        if mean.ndim != 1 or covariance.shape != (mean.shape[0], mean.shape[0]):
+            raise ValueError(
+                f"`mean` must have shape (d,) and `covariance` shape (d, d), got {mean.shape} "
+                f"and {covariance.shape}."
+            )
+        if not (np.all(np.isfinite(mean)) and np.all(np.isfinite(covariance))):
+            raise ValueError("`mean` and `covariance` must be finite.")
+        try:
+            chol = np.linalg.cholesky(0.5 * (covariance + covariance.T))
+        except np.linalg.LinAlgError:
+            raise ValueError("`covariance` must be positive definite.") from None
+        inv_chol = np.tril(np.linalg.solve(chol, np.eye(mean.shape[0])))
+        return cls(mean.copy(), chol, inv_chol)
+
     @property
     def dim(self) -> int:
         return self.mean.shape[0]
