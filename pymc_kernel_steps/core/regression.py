@@ -125,8 +125,8 @@ def fit_quadratic_gaussian(
 ) -> tuple[np.ndarray, np.ndarray]:
     """The Gaussian whose log density is the least-squares quadratic through the log densities.
 
-    ``values ≈ c + bᵀu − ½ uᵀAu`` is fitted by least squares (a ridge of ``1e-8`` relative to the
-    design's scale keeps it solvable); the eigenvalues of ``A`` are clipped to
+    ``values ≈ c + bᵀu − ½ uᵀAu`` is fitted by least squares (the minimum-norm solution where the
+    points do not determine every coefficient); the eigenvalues of ``A`` are clipped to
     ``[min_precision, max_precision]``, so that the result is a proper Gaussian even where the
     log densities are flat or convex in a direction (the clip sets how much wider or narrower than
     the frame of ``U`` it may be). Returns the mean ``A⁻¹b`` and covariance ``A⁻¹``.
@@ -162,9 +162,7 @@ def fit_quadratic_gaussian(
         )
     rows, cols = np.triu_indices(d)
     design = np.hstack([np.ones((n, 1)), U, U[:, rows] * U[:, cols]])
-    gram = design.T @ design
-    gram[np.diag_indices_from(gram)] += 1e-8 * max(1.0, np.trace(gram) / gram.shape[0])
-    coefficients = sla.solve(gram, design.T @ values, assume_a="pos", check_finite=False)
+    coefficients = np.linalg.lstsq(design, values, rcond=None)[0]
     linear = coefficients[1 : d + 1]
     upper = np.zeros((d, d))
     upper[rows, cols] = coefficients[d + 1 :]

@@ -8,6 +8,8 @@ import pytest
 
 from pymc_kernel_steps.core import (
     RegressionSurrogate,
+    Whitening,
+    fit_quadratic_gaussian,
     informative_evaluations,
     leapfrog,
     regression_leapfrog,
@@ -167,3 +169,71 @@ def test_informative_evaluations_bad_input_names_the_parameter():
         informative_evaluations(np.zeros((3, 2)), np.zeros(3), rng, size=0)
     with pytest.raises(ValueError, match="points"):
         informative_evaluations(np.zeros((3, 2)), np.zeros(4), rng, size=5)
+
+
+# ---------------------------------------------------------------- the fitted Gaussian term
+def _gaussian_log_density(U, mean, covariance):
+    centred = U - mean
+    return -0.5 * np.einsum("ij,jk,ik->i", centred, np.linalg.inv(covariance), centred) + 3.0
+
+
+def test_the_quadratic_through_gaussian_log_densities_is_that_gaussian():
+    """Exact Gaussian log densities, wherever they were evaluated (here at points far narrower
+    than the Gaussian), give back its mean and covariance."""
+    rng = np.random.default_rng(5)
+    A = rng.standard_normal((4, 4))
+    covariance = A @ A.T + 0.5 * np.eye(4)
+    mean = rng.standard_normal(4)
+    U = 0.2 * rng.standard_normal((60, 4))
+    fitted_mean, fitted_covariance = fit_quadratic_gaussian(
+        U, _gaussian_log_density(U, mean, covariance)
+    )
+    np.testing.assert_allclose(fitted_mean, mean, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(fitted_covariance, covariance, rtol=1e-6, atol=1e-6)
+
+
+def test_a_flat_or_convex_direction_is_clipped_to_a_proper_gaussian():
+    rng = np.random.default_rng(6)
+    U = rng.standard_normal((200, 3))
+    values = 0.5 * U[:, 0] ** 2 - 0.5 * U[:, 1] ** 2 - 2.0 * U[:, 2] ** 2  # convex in u₀
+    mean, covariance = fit_quadratic_gaussian(U, values, min_precision=0.1, max_precision=2.0)
+    np.testing.assert_allclose(np.diag(covariance), [10.0, 1.0, 0.5], rtol=1e-6)
+    np.testing.assert_allclose(mean, 0.0, atol=1e-8)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"U": np.zeros((29, 4))}, "at least 30 points"),
+        ({"min_precision": 0.0}, "min_precision"),
+        ({"min_precision": 2.0, "max_precision": 1.0}, "max_precision"),
+        ({"U": np.full((40, 4), np.nan)}, "finite"),
+    ],
+)
+def test_quadratic_fit_bad_input_names_the_parameter(kwargs, match):
+    rng = np.random.default_rng(7)
+    arguments = {"U": rng.standard_normal((40, 4)), **kwargs}
+    values = -0.5 * np.sum(np.nan_to_num(arguments["U"]) ** 2, axis=1)
+    with pytest.raises(ValueError, match=match):
+        fit_quadratic_gaussian(
+            arguments["U"],
+            values,
+            **{k: v for k, v in arguments.items() if k != "U"},
+        )
+
+
+def test_whitening_of_a_gaussian():
+    rng = np.random.default_rng(8)
+    A = rng.standard_normal((3, 3))
+    covariance = A @ A.T + np.eye(3)
+    mean = rng.standard_normal(3)
+    frame = Whitening.from_gaussian(mean, covariance)
+    np.testing.assert_allclose(frame.chol @ frame.chol.T, covariance, rtol=1e-12)
+    x = rng.standard_normal((5, 3))
+    np.testing.assert_allclose(frame.unwhiten(frame.whiten(x)), x, rtol=1e-12, atol=1e-12)
+    draws = frame.unwhiten(rng.standard_normal((200_000, 3)))
+    np.testing.assert_allclose(np.cov(draws.T), covariance, rtol=0.03, atol=0.03)
+    with pytest.raises(ValueError, match="positive definite"):
+        Whitening.from_gaussian(mean, -covariance)
+    with pytest.raises(ValueError, match="shape"):
+        Whitening.from_gaussian(mean, covariance[:2])
