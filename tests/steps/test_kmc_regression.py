@@ -49,6 +49,36 @@ def test_frozen_regression_proposal_is_reversible_and_ratio_is_the_hamiltonian()
     assert_frozen_trajectories_reversible(step, rng)
 
 
+def test_the_gaussian_term_is_fitted_to_the_evaluations_not_to_the_history():
+    """A history 5× too narrow (as after a short tuning that has not yet explored the long
+    direction of a posterior) whitens to a Gaussian 5× too narrow; the surrogate's frame is the
+    quadratic through the evaluated log densities, here the target itself."""
+    rng = np.random.default_rng(9)
+    chol = np.linalg.cholesky(CORRELATED_COV)
+    points = CORRELATED_MEAN + 0.2 * rng.standard_normal((300, 4)) @ chol.T
+    with correlated_gaussian_model():
+        step = KMCLite(surrogate="regression")
+    step.setup_chain(np.random.default_rng(0), tune=1, draws=1)
+    chain = step.chain
+    chain.accepted_moves = len(points)  # as after a tuning phase: the history's frame is used
+    for point in points:
+        chain.history.append(point)
+        step._evaluate_logp(point)
+    step._fit(points[-1], select=True)
+    history_cov = chain.rw_whitening.chol @ chain.rw_whitening.chol.T
+    frame_cov = chain.whitening.chol @ chain.whitening.chol.T
+    assert np.max(np.linalg.eigvalsh(np.linalg.solve(history_cov, CORRELATED_COV))) > 15
+    np.testing.assert_allclose(frame_cov, CORRELATED_COV, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(chain.whitening.mean, CORRELATED_MEAN, atol=1e-6)
+
+
+def test_with_few_evaluations_the_frame_is_the_historys():
+    rng = np.random.default_rng(10)
+    points = rng.multivariate_normal(CORRELATED_MEAN, CORRELATED_COV, size=20)
+    step = _frozen_regression_step(correlated_gaussian_model(), points)
+    np.testing.assert_array_equal(step.chain.whitening.chol, step.chain.rw_whitening.chol)
+
+
 def test_step_sizes_stay_stable_on_the_gaussian_term_far_from_the_data():
     """Far from the centres the surrogate is the history's Gaussian (unit curvature) plus the
     wall: the limit counts both, and a step size the tuner pushed past it is capped."""
