@@ -147,16 +147,20 @@ def test_evaluations_are_recorded_while_tuning_only():
 
 
 def test_relevance_determination_drops_the_coordinates_off_the_banana():
-    """On a 4-d banana the twist lives in the first two coordinates: after tuning, the kernel
-    resolves them more finely than the two Gaussian coordinates, and ignores at least one of
-    those (precision 0). (Seeds 5, 6, 7: precisions of the Gaussian pair (0, 0.098), (0, 0),
-    (0, 0); of the banana pair at least 0.39.)"""
-    with banana_model(4):
-        step = KMCLite(surrogate="regression")
-        pm.sample(step=step, tune=2000, draws=10, chains=1, random_seed=5, **QUIET)
-    precisions = step.chain.precisions
-    assert np.max(precisions[2:]) < 0.5 * np.min(precisions[:2]), precisions
-    assert np.min(precisions[2:]) == 0.0, precisions
+    """On a 4-d banana the twist lives in the first two coordinates: the fitted Gaussian term
+    describes the two Gaussian coordinates exactly, and the kernel ignores them (precision 0)
+    and bends the banana pair. (Seeds 5, 6, 7: precisions (0, 2.8, 0, 0), (4, 1, 0, 0),
+    (25, 1.6, 0, 0). In the frame of the fitted Gaussian, lower-triangular, the second frame
+    coordinate mixes x₁ and x₂, so one of the pair can carry the twist; with the history's
+    Gaussian as the frame the precisions were those of the pair at least 0.39 and of the
+    Gaussian pair at most 0.098.)"""
+    for seed in (5, 6):
+        with banana_model(4):
+            step = KMCLite(surrogate="regression")
+            pm.sample(step=step, tune=2000, draws=10, chains=1, random_seed=seed, **QUIET)
+        precisions = step.chain.precisions
+        assert np.all(precisions[2:] == 0.0), precisions
+        assert np.max(precisions[:2]) > 0.3, precisions
 
 
 def test_pickle_round_trip_steps_identically():
