@@ -3,11 +3,15 @@ r"""A surrogate log density fitted by regression to the log densities the chain 
 Score matching (:mod:`.score_matching`) fits a surrogate to the *locations* of the chain's states
 and ignores the log density the sampler computed at every proposal. :class:`RegressionSurrogate`
 fits those values instead (kernel ridge regression, beyond the papers), in coordinates ``u``
-whitened by the history's mean and covariance::
+whitened by a Gaussian::
 
     f(u) = −½‖u‖² + c + Σ_i β_i k(z_i, u),    k(z, u) = exp(−½ Σ_j P_j (z_j − u_j)²).
 
-The Gaussian term is the history's Gaussian; the kernel sum corrects it where there is data and
+The Gaussian term is the one whose log density is the least-squares quadratic through the
+evaluations (:func:`fit_quadratic_gaussian`; ``KMCLite(surrogate="regression")`` whitens by it,
+so that it is ``−½‖u‖²``). It sees, through rejected proposals too, the width of a direction
+the chain has not explored yet, which the history's own Gaussian underestimates after a short
+tuning. The kernel sum corrects it where there is data and
 vanishes far from the centres ``z_i``, so trajectories beyond the region the chain has seen turn
 back towards it (no spurious far modes). The kernel has one precision ``P_j = 1/ℓ_j²`` per
 coordinate (automatic relevance determination, ``P_j = 0`` ignores coordinate ``j``):

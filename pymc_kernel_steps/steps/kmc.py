@@ -627,15 +627,19 @@ class KMCLite(_KMC):
         ``"score_matching"`` is the paper's surrogate, fitted to the *states* of the history.
         ``"regression"`` (beyond the paper) fits the log densities the chain *evaluated* while
         tuning, at accepted and rejected proposals alike:
-        ``f(u) = −½‖u‖² + c + Σ_i β_i k(z_i, u)`` in the whitened frame
-        (:class:`~pymc_kernel_steps.core.RegressionSurrogate`), a Gaussian kernel with one
+        ``f(u) = −½‖u‖² + c + Σ_i β_i k(z_i, u)``
+        (:class:`~pymc_kernel_steps.core.RegressionSurrogate`) in the frame ``u`` of the
+        Gaussian whose log density is the least-squares quadratic through those evaluations
+        (:func:`~pymc_kernel_steps.core.fit_quadratic_gaussian`, its precisions within
+        1/100–100 of the history's), plus a Gaussian kernel with one
         lengthscale per whitened coordinate, chosen with the ridge by held-out squared error
         (:func:`~pymc_kernel_steps.core.select_regression_hyperparameters`; a coordinate the
         log density does not bend in is dropped from the kernel). Far from the data ``f`` is
-        the history's Gaussian, so trajectories turn back. It uses information score matching
-        ignores and resolves thin curved ridges an isotropic kernel cannot; it needs the
-        chain's own evaluations, so it cannot start from ``history=``, and needs ``whiten=True``
-        (its Gaussian term is the whitened history's). In a compound step the recorded values
+        that Gaussian, so trajectories turn back. It uses information score matching ignores,
+        learns from rejected proposals the width of a direction the chain has not yet explored,
+        and resolves thin curved ridges an isotropic kernel cannot; it needs the chain's own
+        evaluations, so it cannot start from ``history=``, and needs ``whiten=True`` (its
+        Gaussian term defines its frame). In a compound step the recorded values
         are conditional log densities at the other variables' values of the moment, and with a
         noisy (pseudo-marginal) log density they are estimates: the fit is then rougher, never
         wrong. The frozen kernel is exact either way.
@@ -799,9 +803,9 @@ class KMCLite(_KMC):
             raise ValueError(f"`surrogate` must be one of {SURROGATES}, got {surrogate!r}.")
         if surrogate == "regression" and not whiten:
             raise ValueError(
-                "surrogate='regression' needs whiten=True: its Gaussian term is the one of the "
-                "whitened history (with whiten=False it would be N(0, I) in the model's "
-                "coordinates)."
+                "surrogate='regression' needs whiten=True: its Gaussian term, fitted to the "
+                "evaluations, defines the frame of the surrogate (with whiten=False it would be "
+                "N(0, I) in the model's coordinates)."
             )
         if surrogate == "regression" and history is not None:
             raise ValueError(
