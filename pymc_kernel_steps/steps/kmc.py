@@ -875,13 +875,7 @@ class KMCLite(_KMC):
         few evaluations for the quadratic the history's frame is kept."""
         if self.surrogate_kind != "regression":
             return history_frame
-        chain = self.chain
-        points, values = informative_evaluations(
-            chain.evaluated_points.points,
-            np.asarray(chain.evaluated_values),
-            self.rng,
-            _REGRESSION_POINTS_PER_CENTRE * self.subsample_size,
-        )
+        points, values = self._informative_evaluations()
         if len(points) < 2 * quadratic_parameter_count(self.dim):
             return history_frame
         mean, covariance = fit_quadratic_gaussian(
@@ -890,17 +884,22 @@ class KMCLite(_KMC):
         chol = history_frame.chol
         return Whitening.from_gaussian(history_frame.unwhiten(mean), chol @ covariance @ chol.T)
 
-    def _evaluations(self) -> tuple[np.ndarray, np.ndarray]:
-        """The informative evaluations (whitened points, log densities), at most
+    def _informative_evaluations(self) -> tuple[np.ndarray, np.ndarray]:
+        """The informative evaluations (points, log densities), at most
         ``_REGRESSION_POINTS_PER_CENTRE × subsample_size`` of them."""
         chain = self.chain
-        points, values = informative_evaluations(
+        return informative_evaluations(
             chain.evaluated_points.points,
             np.asarray(chain.evaluated_values),
             self.rng,
             _REGRESSION_POINTS_PER_CENTRE * self.subsample_size,
         )
-        return chain.whitening.whiten(points), values
+
+    def _evaluations(self) -> tuple[np.ndarray, np.ndarray]:
+        """The informative evaluations in the surrogate's frame (whitened points, log
+        densities)."""
+        points, values = self._informative_evaluations()
+        return self.chain.whitening.whiten(points), values
 
     def _select_hyperparameters(self, points) -> None:
         if self.surrogate_kind != "regression":
