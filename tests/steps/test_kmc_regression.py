@@ -6,9 +6,6 @@ MCSE z-tests), what is recorded and when, relevance determination through pm.sam
 
 from __future__ import annotations
 
-import pickle
-
-import cloudpickle
 import numpy as np
 import pymc as pm
 import pytest
@@ -18,7 +15,7 @@ from pymc_kernel_steps.core import RegressionSurrogate
 from pymc_kernel_steps.targets import banana_model
 
 from ..helpers import CORRELATED_COV, CORRELATED_MEAN, assert_moments, correlated_gaussian_model
-from .test_kmc import assert_frozen_trajectories_reversible
+from .test_kmc import assert_frozen_trajectories_reversible, assert_pickled_clone_steps_identically
 
 QUIET = dict(progressbar=False, compute_convergence_checks=False)
 
@@ -167,18 +164,7 @@ def test_pickle_round_trip_steps_identically():
     model = correlated_gaussian_model()
     with model:
         step = KMCLite(surrogate="regression", min_history=30)
-    clone = pickle.loads(cloudpickle.dumps(step))
-    runs = []
-    for candidate in (step, clone):
-        candidate.setup_chain(np.random.default_rng(10), tune=150, draws=20)
-        point, draws = model.initial_point(), []
-        for i in range(170):
-            if i == 150:
-                candidate.stop_tuning()
-            point, _ = candidate.step(point)
-            draws.append(point["x"])
-        runs.append(np.array(draws))
-    np.testing.assert_array_equal(runs[0], runs[1])
+    clone = assert_pickled_clone_steps_identically(step, model)
     assert isinstance(clone.chain.surrogate, RegressionSurrogate)
 
 
