@@ -157,13 +157,21 @@ def leapfrog(
 
 
 # ---------------------------------------------------------------------------------------------
-# numba trajectories on the score-matching surrogates
+# numba trajectories on the surrogates
 
 
 @numba.njit(cache=True)
-def _lite_gradient(params, q, out):
-    # ∇f(q) = Σ_i α_i k(z_i, q) (z_i − q) / ℓ²  with k = exp(−‖z_i − q‖² / (2ℓ²))
-    Z, alpha, inv_ell2 = params
+def _all_finite(x):
+    for value in x:
+        if not math.isfinite(value):
+            return False
+    return True
+
+
+@numba.njit(cache=True)
+def _gaussian_kernel_gradient(Z, coef, precisions, scale, q, out):
+    # out = Σ_i c_i k(z_i, q) s P (z_i − q)  with k = exp(−½ s Σ_j P_j (z_ij − q_j)²): the gradient
+    # of Σ_i c_i k(z_i, ·) for the kernel of per-coordinate precisions s P_j
     n, d = Z.shape
     for j in range(d):
         out[j] = 0.0
@@ -171,16 +179,20 @@ def _lite_gradient(params, q, out):
         sq = 0.0
         for j in range(d):
             t = Z[i, j] - q[j]
-            sq += t * t
-        w = alpha[i] * math.exp(-0.5 * inv_ell2 * sq)
+            sq += precisions[j] * t * t
+        w = coef[i] * math.exp(-0.5 * scale * sq)
         for j in range(d):
             out[j] += w * (Z[i, j] - q[j])
-    ok = True
     for j in range(d):
-        out[j] *= inv_ell2
-        if not math.isfinite(out[j]):
-            ok = False
-    return ok
+        out[j] *= scale * precisions[j]
+
+
+@numba.njit(cache=True)
+def _lite_gradient(params, q, out):
+    # ∇f(q) = Σ_i α_i k(z_i, q) (z_i − q) / ℓ²  with k = exp(−‖z_i − q‖² / (2ℓ²))
+    Z, alpha, inv_ell2, ones = params
+    _gaussian_kernel_gradient(Z, alpha, ones, inv_ell2, q, out)
+    return _all_finite(out)
 
 
 @numba.njit(cache=True)
@@ -197,34 +209,17 @@ def _finite_gradient(params, q, out):
         w = -scale * theta[k] * math.sin(a)
         for j in range(d):
             out[j] += w * omega[k, j]
-    ok = True
-    for j in range(d):
-        if not math.isfinite(out[j]):
-            ok = False
-    return ok
+    return _all_finite(out)
 
 
 @numba.njit(cache=True)
 def _regression_gradient(params, q, out):
     # ∇f(q) = −q + Σ_i β_i k(z_i, q) P (z_i − q)  with k = exp(−½ Σ_j P_j (z_ij − q_j)²)
     Z, beta, precisions = params
-    n, d = Z.shape
-    for j in range(d):
-        out[j] = 0.0
-    for i in range(n):
-        sq = 0.0
-        for j in range(d):
-            t = Z[i, j] - q[j]
-            sq += precisions[j] * t * t
-        w = beta[i] * math.exp(-0.5 * sq)
-        for j in range(d):
-            out[j] += w * (Z[i, j] - q[j])
-    ok = True
-    for j in range(d):
-        out[j] = precisions[j] * out[j] - q[j]
-        if not math.isfinite(out[j]):
-            ok = False
-    return ok
+    _gaussian_kernel_gradient(Z, beta, precisions, 1.0, q, out)
+    for j in range(q.shape[0]):
+        out[j] -= q[j]
+    return _all_finite(out)
 
 
 @numba.njit(cache=True)
@@ -333,7 +328,7 @@ def lite_leapfrog(
     lengthscale = float(lengthscale)
     if not (math.isfinite(lengthscale) and lengthscale > 0):
         raise ValueError(f"`lengthscale` must be positive and finite, got {lengthscale!r}.")
-    params = (Z, alpha, 1.0 / lengthscale**2)
+    params = (Z, alpha, 1.0 / lengthscale**2, np.ones(q.shape[0]))
     return _trajectory(_lite_gradient, params, q, p, eps, n_steps, inv_mass, radius, stiffness)
 
 

@@ -974,8 +974,8 @@ class KMCFinite(_KMC):
         hyper-parameter selection and the end of tuning shrink it, if needed, below the leapfrog's
         stability limit on the surrogate (checked with the surrogate alone, no model evaluation),
         and no trajectory's step size, tuning trials and jitter included, reaches 0.9 of the
-        limit ``2/√(max M⁻¹ · κ)`` of the surrogate's far field (``κ``: the wall's stiffness,
-        plus 1 for ``surrogate="regression"``), where a trajectory would grow without bound.
+        limit ``2/√(max M⁻¹ · κ)`` of the surrogate's far field (``κ``: the wall's stiffness),
+        where a trajectory would grow without bound.
     step_size_adaptation : {"esjd", "dual_averaging"}, default "esjd"
         ``"esjd"`` searches for the step size with the largest expected squared jump
         distance (:class:`~pymc_kernel_steps.core.JumpDistanceStepSize`); ``"dual_averaging"``
