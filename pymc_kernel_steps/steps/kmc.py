@@ -724,7 +724,10 @@ class KMCLite(_KMC):
         its first iteration, with no random-walk phase; tuning then goes on from there (and may
         be short). With ``tune=0`` the kernel is fixed from the first draw (it depends on these
         states, never on the chain's own draws), so the draws stay exact. At least 10 distinct
-        states; they are copied, not modified.
+        states; they are copied, not modified. ``surrogate="regression"`` is fitted to log
+        densities, so it needs the ``idata`` of ``pm.sample`` (its ``sample_stats`` hold the
+        log density ``lp`` of every draw) and a step that samples every free variable of the
+        model; those log densities are its first training data.
     model : pymc.Model, optional
         The model (default: the one of the enclosing ``with`` block).
     initial_point : dict, optional
@@ -807,13 +810,8 @@ class KMCLite(_KMC):
                 "evaluations, defines the frame of the surrogate (with whiten=False it would be "
                 "N(0, I) in the model's coordinates)."
             )
-        if surrogate == "regression" and history is not None:
-            raise ValueError(
-                "`history=` (a warm start) needs surrogate='score_matching': the regression "
-                "surrogate is fitted to log densities this chain evaluated, which the states "
-                "of an earlier run do not carry."
-            )
         self.surrogate_kind = surrogate
+        self.warm_log_densities = None
         super().__init__(
             vars,
             n_steps=n_steps,
@@ -851,6 +849,51 @@ class KMCLite(_KMC):
             chain.evaluated_points = ChainHistory(self.dim)
             chain.evaluated_values = []
         return chain
+
+    def _warm_states(self, history) -> np.ndarray:
+        states = super()._warm_states(history)
+        if self.surrogate_kind == "regression":
+            self.warm_log_densities = self._warm_log_densities(history, len(states))
+        return states
+
+    def _warm_log_densities(self, history, n_states: int) -> np.ndarray:
+        """``surrogate="regression"``: the log densities of the warm states, the ``lp`` sample
+        statistic that ``pm.sample`` records with them (this package's steps, NUTS, Metropolis).
+        The regression surrogate is fitted to log densities; an array of states carries none,
+        and for a step that samples only some of the model's variables ``lp`` (the whole
+        model's) is not a function of this step's variables alone."""
+        hint = (
+            "or warm-start surrogate='score_matching', which is fitted to the states alone."
+        )
+        if self.shared:
+            raise ValueError(
+                "`history` with surrogate='regression' needs a step that samples every free "
+                "variable of the model: the recorded log densities `lp` are the whole model's, "
+                f"which also depend on {sorted(self.shared)}; {hint}"
+            )
+        sample_stats = getattr(history, "sample_stats", None)
+        if getattr(history, "posterior", None) is None or sample_stats is None or (
+            "lp" not in sample_stats
+        ):
+            raise ValueError(
+                "`history` with surrogate='regression' must be the result of pm.sample (an "
+                "ArviZ DataTree/InferenceData) whose sample_stats hold the log density `lp` of "
+                f"every draw: the surrogate is fitted to log densities, not to states; {hint}"
+            )
+        values = np.asarray(sample_stats["lp"].values, dtype=float).reshape(-1)
+        if values.shape != (n_states,):
+            raise ValueError(
+                f"`history`: sample_stats 'lp' holds {values.size} values for {n_states} "
+                "states; expected one per draw."
+            )
+        return values
+
+    def _warm_start(self) -> None:
+        if self.warm_log_densities is not None:
+            chain = self.chain
+            chain.evaluated_points.extend(self.warm_history)
+            chain.evaluated_values.extend(self.warm_log_densities.tolist())
+        super()._warm_start()
 
     def _on_evaluation(self, x, value) -> None:
         chain = self.chain

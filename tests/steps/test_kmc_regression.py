@@ -6,6 +6,7 @@ MCSE z-tests), what is recorded and when, relevance determination through pm.sam
 
 from __future__ import annotations
 
+import arviz as az
 import numpy as np
 import pymc as pm
 import pytest
@@ -172,7 +173,7 @@ def test_bad_surrogate_and_warm_start_name_the_parameter():
     with correlated_gaussian_model():
         with pytest.raises(ValueError, match="`surrogate` must be one of"):
             KMCLite(surrogate="gp")
-        with pytest.raises(ValueError, match="`history=`.*surrogate='score_matching'"):
+        with pytest.raises(ValueError, match="`history` with surrogate='regression'.*`lp`"):
             KMCLite(surrogate="regression", history=np.random.default_rng(0).normal(size=(50, 4)))
         with pytest.raises(ValueError, match="whiten=True"):
             KMCLite(surrogate="regression", whiten=False)
@@ -202,3 +203,85 @@ def test_with_adapt_after_tuning_the_draws_are_recorded_too():
         point, (stats,) = step.step(point)
         evaluations += stats["logp_evals"]
     assert len(step.chain.evaluated_values) == evaluations
+
+
+# ---------------------------------------------------------------- warm start (history=)
+def _idata(states, log_densities):
+    """What pm.sample returns, reduced to what a warm start reads: one chain of states and the
+    ``lp`` sample statistic."""
+    return az.from_dict(
+        {"posterior": {"x": states[None]}, "sample_stats": {"lp": log_densities[None]}}
+    )
+
+
+def _wrong_states(n=400, seed=5):
+    """States shifted and differently shaped from the target (a surrogate fitted there is
+    wrong away from them): exactness must not depend on them."""
+    rng = np.random.default_rng(seed)
+    return CORRELATED_MEAN + 0.5 + 1.5 * rng.standard_normal((n, 4))
+
+
+def test_warm_start_fits_the_regression_to_the_recorded_log_densities():
+    model = correlated_gaussian_model()
+    logp = model.compile_logp()
+    states = _wrong_states()
+    log_densities = np.array([logp({"x": state}) for state in states])
+    with model:
+        step = KMCLite(surrogate="regression", history=_idata(states, log_densities))
+    step.setup_chain(np.random.default_rng(0), tune=0, draws=10)
+    chain = step.chain
+    assert isinstance(chain.surrogate, RegressionSurrogate)
+    np.testing.assert_array_equal(chain.evaluated_points.points, states)
+    np.testing.assert_array_equal(chain.evaluated_values, log_densities)
+    # fitted to those values: up to a constant, the surrogate is the log density at the states
+    fitted = chain.surrogate.log_density(chain.whitening.whiten(states)) - log_densities
+    assert np.std(fitted) < 0.05 * np.std(log_densities)
+    clone = assert_pickled_clone_steps_identically(step, model)
+    np.testing.assert_array_equal(clone.warm_log_densities, log_densities)
+
+
+@pytest.mark.slow
+def test_regression_warm_start_with_tune_0_samples_the_target():
+    """The kernel fitted to an earlier run's log densities is fixed from the first draw: the
+    draws are exact even though those states lie where the target does not."""
+    model = correlated_gaussian_model()
+    logp = model.compile_logp()
+    states = _wrong_states()
+    log_densities = np.array([logp({"x": state}) for state in states])
+    with model:
+        step = KMCLite(surrogate="regression", history=_idata(states, log_densities))
+        idata = pm.sample(step=step, tune=0, draws=3000, chains=2, cores=1, random_seed=3, **QUIET)
+    stats = idata.sample_stats
+    assert stats.surrogate.values[:, :20].any(axis=1).all()  # no random-walk phase
+    assert not stats.refit.values.any()
+    assert_moments(np.asarray(idata.posterior.x.values), CORRELATED_MEAN, np.diag(CORRELATED_COV))
+
+
+def test_warm_start_from_a_pilot_run_reads_its_log_densities():
+    model = correlated_gaussian_model()
+    with model:
+        pilot = pm.sample(
+            step=KMCLite(surrogate="regression", min_history=50), tune=100, draws=100,
+            chains=2, random_seed=1, **QUIET,
+        )  # fmt: skip
+        step = KMCLite(surrogate="regression", history=pilot)
+    logp = model.compile_logp()
+    expected = [logp({"x": state}) for state in step.warm_history]
+    np.testing.assert_allclose(step.warm_log_densities, expected, rtol=1e-10)
+
+
+def test_bad_regression_warm_start_names_the_parameter():
+    states = _wrong_states(n=50)
+    with correlated_gaussian_model():
+        without_lp = az.from_dict({"posterior": {"x": states[None]}})
+        with pytest.raises(ValueError, match="`history` with surrogate='regression'.*`lp`"):
+            KMCLite(surrogate="regression", history=without_lp)
+        too_few = _idata(states, np.zeros(50))
+        too_few["sample_stats"] = too_few["sample_stats"].isel(draw=slice(0, 40))
+        with pytest.raises(ValueError, match="`history`: sample_stats 'lp' holds 40 values"):
+            KMCLite(surrogate="regression", history=too_few)
+    with pm.Model():
+        x = pm.Normal("x", shape=4)
+        pm.Normal("y")
+        with pytest.raises(ValueError, match="samples every free variable.*'y'"):
+            KMCLite([x], surrogate="regression", history=_idata(states, np.zeros(50)))
