@@ -862,9 +862,7 @@ class KMCLite(_KMC):
         The regression surrogate is fitted to log densities; an array of states carries none,
         and for a step that samples only some of the model's variables ``lp`` (the whole
         model's) is not a function of this step's variables alone."""
-        hint = (
-            "or warm-start surrogate='score_matching', which is fitted to the states alone."
-        )
+        hint = "or warm-start surrogate='score_matching', which is fitted to the states alone."
         if self.shared:
             raise ValueError(
                 "`history` with surrogate='regression' needs a step that samples every free "
@@ -872,8 +870,10 @@ class KMCLite(_KMC):
                 f"which also depend on {sorted(self.shared)}; {hint}"
             )
         sample_stats = getattr(history, "sample_stats", None)
-        if getattr(history, "posterior", None) is None or sample_stats is None or (
-            "lp" not in sample_stats
+        if (
+            getattr(history, "posterior", None) is None
+            or sample_stats is None
+            or ("lp" not in sample_stats)
         ):
             raise ValueError(
                 "`history` with surrogate='regression' must be the result of pm.sample (an "
