@@ -187,38 +187,34 @@ def _gaussian_kernel_gradient(Z, coef, precisions, scale, q, out):
         out[j] *= scale * precisions[j]
 
 
-@numba.njit(cache=True)
-def _lite_gradient(params, q, out):
-    # ∇f(q) = Σ_i α_i k(z_i, q) (z_i − q) / ℓ²  with k = exp(−‖z_i − q‖² / (2ℓ²))
-    Z, alpha, inv_ell2, ones = params
-    _gaussian_kernel_gradient(Z, alpha, ones, inv_ell2, q, out)
-    return _all_finite(out)
+# the surrogates whose gradients the compiled trajectory evaluates; each passes its parameters
+# as (A, b, c, s): plain arrays and a float, so that the trajectory compiles (and caches on disk)
+# once for all of them
+_LITE, _FINITE, _REGRESSION = 0, 1, 2
 
 
 @numba.njit(cache=True)
-def _finite_gradient(params, q, out):
-    # ∇f(q) = −scale Σ_k θ_k sin(ω_kᵀq + u_k) ω_k  with scale = √(2/m)
-    omega, offsets, theta, scale = params
-    m, d = omega.shape
-    for j in range(d):
-        out[j] = 0.0
-    for k in range(m):
-        a = offsets[k]
+def _surrogate_gradient(kind, A, b, c, s, q, out):
+    # writes the surrogate's ∇f(q) into `out`; False if it is not finite
+    if kind == _FINITE:
+        # ∇f(q) = −s Σ_k θ_k sin(ω_kᵀq + u_k) ω_k  (A = ω, b = u, c = θ, s = √(2/m))
+        m, d = A.shape
         for j in range(d):
-            a += omega[k, j] * q[j]
-        w = -scale * theta[k] * math.sin(a)
-        for j in range(d):
-            out[j] += w * omega[k, j]
-    return _all_finite(out)
-
-
-@numba.njit(cache=True)
-def _regression_gradient(params, q, out):
-    # ∇f(q) = −q + Σ_i β_i k(z_i, q) P (z_i − q)  with k = exp(−½ Σ_j P_j (z_ij − q_j)²)
-    Z, beta, precisions = params
-    _gaussian_kernel_gradient(Z, beta, precisions, 1.0, q, out)
-    for j in range(q.shape[0]):
-        out[j] -= q[j]
+            out[j] = 0.0
+        for k in range(m):
+            a = b[k]
+            for j in range(d):
+                a += A[k, j] * q[j]
+            w = -s * c[k] * math.sin(a)
+            for j in range(d):
+                out[j] += w * A[k, j]
+    else:
+        # lite: ∇f(q) = Σ_i α_i k(z_i, q) (z_i − q) / ℓ²  (A = Z, b = α, c = 1, s = 1/ℓ²);
+        # regression: ∇f(q) = −q + Σ_i β_i k(z_i, q) P (z_i − q)  (A = Z, b = β, c = P, s = 1)
+        _gaussian_kernel_gradient(A, b, c, s, q, out)
+        if kind == _REGRESSION:
+            for j in range(q.shape[0]):
+                out[j] -= q[j]
     return _all_finite(out)
 
 
@@ -238,15 +234,15 @@ def _add_wall(q, radius, stiffness, out):
 
 
 @numba.njit(cache=True)
-def _trajectory(gradient, params, q0, p0, eps, n_steps, inv_mass, radius, stiffness):
-    # `gradient(params, q, out)` writes the surrogate's ∇f(q) into `out`, False if non-finite
+def _trajectory(kind, A, b, c, s, q0, p0, eps, n_steps, inv_mass, radius, stiffness):
+    # leapfrog on the surrogate `kind` with parameters (A, b, c, s) (see _surrogate_gradient)
     d = q0.shape[0]
     q = q0.copy()
     p = p0.copy()
     if n_steps == 0:
         return q, p
     g = np.empty(d)
-    if not gradient(params, q, g):
+    if not _surrogate_gradient(kind, A, b, c, s, q, g):
         q[:] = np.nan
         return q, p
     _add_wall(q, radius, stiffness, g)
@@ -255,7 +251,7 @@ def _trajectory(gradient, params, q0, p0, eps, n_steps, inv_mass, radius, stiffn
     for step in range(n_steps):
         for j in range(d):
             q[j] += eps * inv_mass[j] * p[j]
-        if not gradient(params, q, g):
+        if not _surrogate_gradient(kind, A, b, c, s, q, g):
             q[:] = np.nan
             return q, p
         _add_wall(q, radius, stiffness, g)
@@ -328,8 +324,10 @@ def lite_leapfrog(
     lengthscale = float(lengthscale)
     if not (math.isfinite(lengthscale) and lengthscale > 0):
         raise ValueError(f"`lengthscale` must be positive and finite, got {lengthscale!r}.")
-    params = (Z, alpha, 1.0 / lengthscale**2, np.ones(q.shape[0]))
-    return _trajectory(_lite_gradient, params, q, p, eps, n_steps, inv_mass, radius, stiffness)
+    ones, inv_ell2 = np.ones(q.shape[0]), 1.0 / lengthscale**2
+    return _trajectory(
+        _LITE, Z, alpha, ones, inv_ell2, q, p, eps, n_steps, inv_mass, radius, stiffness
+    )
 
 
 def finite_leapfrog(
@@ -384,8 +382,9 @@ def finite_leapfrog(
             f"got {omega.shape}, {offsets.shape} and {theta.shape}."
         )
     scale = math.sqrt(2.0 / m)
-    params = (omega, offsets, theta, scale)
-    return _trajectory(_finite_gradient, params, q, p, eps, n_steps, inv_mass, radius, stiffness)
+    return _trajectory(
+        _FINITE, omega, offsets, theta, scale, q, p, eps, n_steps, inv_mass, radius, stiffness
+    )
 
 
 def regression_leapfrog(
@@ -434,6 +433,6 @@ def regression_leapfrog(
         )
     if not (np.all(np.isfinite(precisions)) and np.all(precisions >= 0)):
         raise ValueError("`precisions` must be finite and non-negative.")
-    params = (Z, beta, precisions)
-    gradient = _regression_gradient
-    return _trajectory(gradient, params, q, p, eps, n_steps, inv_mass, radius, stiffness)
+    return _trajectory(
+        _REGRESSION, Z, beta, precisions, 1.0, q, p, eps, n_steps, inv_mass, radius, stiffness
+    )

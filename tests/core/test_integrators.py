@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 import pytest
 
@@ -191,3 +192,20 @@ def test_wrong_gradient_shape_raises():
         leapfrog(lambda q: np.zeros(2), np.zeros(3), np.ones(3), 0.1, 2)
     with pytest.raises(ValueError, match="inv_mass_diag"):
         kinetic_energy(np.ones(3), np.ones(4))
+
+
+def test_one_compiled_trajectory_for_every_surrogate_with_plain_arguments():
+    """The three surrogates share one compiled leapfrog loop, specialised once, whose arguments
+    are arrays and numbers only. A numba function passed as an argument made the on-disk cache
+    key hold a reference to that function object, and a process loading the cache that another
+    process had written failed with ``ReferenceError: underlying object has vanished``
+    (seen with two pytest workers)."""
+    from pymc_kernel_steps.core import integrators
+
+    rng = np.random.default_rng(0)
+    q, p, Z, coef = rng.normal(size=3), rng.normal(size=3), rng.normal(size=(5, 3)), np.ones(5)
+    integrators.lite_leapfrog(Z, coef, 1.0, q, p, 0.1, 3)
+    integrators.finite_leapfrog(Z, rng.uniform(0, 6, size=5), coef, q, p, 0.1, 3)
+    integrators.regression_leapfrog(Z, coef, np.ones(3), q, p, 0.1, 3)
+    for signature in integrators._trajectory.signatures:
+        assert all(isinstance(t, (numba.types.Array, numba.types.Number)) for t in signature)
