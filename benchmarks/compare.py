@@ -69,11 +69,12 @@ from pymc_kernel_steps.targets.synthetic import (  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 OURS = ("KAMH", "AdaptiveMetropolis", "KMCLite", "KMCFinite", "CKAM")
 #: non-default settings of ours, benchmarked under their own label
-VARIANTS = {"KMCLite-regression": lambda: pks.KMCLite(surrogate="regression")}
+VARIANTS = {"KMCLite-score_matching": lambda: pks.KMCLite(surrogate="score_matching")}
 
 
 def is_ours(label: str) -> bool:
-    """Whether a sampler label (``"KMCLite"``, ``"KMCLite-regression"``, ``"KAMH:…"``) is ours."""
+    """Whether a sampler label (``"KMCLite"``, ``"KMCLite-score_matching"``, ``"KAMH:…"``) is
+    ours."""
     return label.split(":")[0] in OURS or label in VARIANTS
 
 

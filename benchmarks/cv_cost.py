@@ -1,8 +1,10 @@
 """What the cross-validation of KMC's surrogate costs, next to the time per iteration.
 
 Runs one chain of each sampler on the black-box banana (8-d by default; ``pm.sample``,
-``cores=1``) with the step's hyper-parameter selection (``select_hyperparameters``, 5-fold CV of
-the score-matching objective over ℓ × λ) and its surrogate fits timed from inside the step, and
+``cores=1``) with the step's hyper-parameter selection (``KMCLite``'s default regression
+surrogate: the greedy search of per-coordinate lengthscales on held-out squared error;
+``KMCFinite``: ``select_hyperparameters``, 5-fold CV of the score-matching objective over ℓ × λ)
+and its surrogate fits timed from inside the step, and
 prints a markdown table: selections made, seconds per selection, their share of the run, and
 the step's own time per iteration with and without them. KAMH and AdaptiveMetropolis run too, as
 the per-iteration reference (they have no CV).
@@ -59,7 +61,7 @@ def run(name: str, tune: int, draws: int, seed: int, dim: int) -> dict:
         step = getattr(pks, name)()
         selection, fits = _Timer(), _Timer()
         if isinstance(step, kmc._KMC):
-            step._hyperparameters = selection.wrap(step._hyperparameters)
+            step._select_hyperparameters = selection.wrap(step._select_hyperparameters)
             step._fit = fits.wrap(step._fit)
         start = time.perf_counter()
         pm.sample(

@@ -7,6 +7,8 @@ import pymc as pm
 import pytensor.tensor as pt
 from arviz import ess, mcse
 
+from pymc_kernel_steps import KMCLite
+
 
 def posterior_array(idata, var="x") -> np.ndarray:
     """Draws of ``var`` as an array (chain, draw, *shape)."""
@@ -157,3 +159,11 @@ def sample_stuck_on_a_lucky_estimate(step_factory, tune=1500, draws=300, seed=4)
         name: np.concatenate([idata[group][name].values.ravel() for group in groups])
         for name in idata.sample_stats.data_vars
     }
+
+
+class ScoreMatchingKMCLite(KMCLite):
+    """``KMCLite(surrogate="score_matching")``, the paper's surrogate fitted to the chain's
+    states (the default is ``surrogate="regression"``), as a class for parametrised tests."""
+
+    def __init__(self, *args, surrogate="score_matching", **kwargs):
+        super().__init__(*args, surrogate=surrogate, **kwargs)

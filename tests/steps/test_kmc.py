@@ -1,4 +1,6 @@
-"""KMCLite and KMCFinite: exactness with a frozen surrogate, adaptation, pm.sample, bad input."""
+"""KMCLite (with the paper's score-matched surrogate; the regression surrogate, KMCLite's
+default, has its own module) and KMCFinite: exactness with a frozen surrogate, adaptation,
+pm.sample, bad input."""
 
 from __future__ import annotations
 
@@ -16,12 +18,13 @@ from pymc_kernel_steps.core import kinetic_energy
 from ..helpers import (
     CORRELATED_COV,
     CORRELATED_MEAN,
+    ScoreMatchingKMCLite,
     assert_moments,
     correlated_gaussian_model,
     sample_stuck_on_a_lucky_estimate,
 )
 
-KMC_STEPS = [KMCLite, KMCFinite]
+KMC_STEPS = [ScoreMatchingKMCLite, KMCFinite]
 QUIET = dict(progressbar=False, compute_convergence_checks=False)
 
 
@@ -304,8 +307,8 @@ def test_unwhitened_option_samples():
     model = correlated_gaussian_model()
     with model:
         idata = pm.sample(
-            step=KMCLite(whiten=False, confine=False), tune=600, draws=600, chains=1, cores=1,
-            random_seed=9, **QUIET,
+            step=ScoreMatchingKMCLite(whiten=False, confine=False), tune=600, draws=600,
+            chains=1, cores=1, random_seed=9, **QUIET,
         )  # fmt: skip
     assert float(idata.sample_stats.accept.mean()) > 0.2
 
@@ -376,11 +379,12 @@ def test_bad_sizes_raise(cls, kwargs, match):
             cls(**kwargs)
 
 
+@pytest.mark.parametrize("public_class", [KMCLite, KMCFinite], ids=lambda cls: cls.__name__)
 @pytest.mark.parametrize("keyword", ["n_feature", "refit_interval_typo"])
-def test_unknown_keyword_names_the_public_class(kmc_class, keyword):
+def test_unknown_keyword_names_the_public_class(public_class, keyword):
     with correlated_gaussian_model():
-        with pytest.raises(TypeError, match=rf"^{kmc_class.__name__}\.__init__\(\).*{keyword}"):
-            kmc_class(**{keyword: 1})
+        with pytest.raises(TypeError, match=rf"^{public_class.__name__}\.__init__\(\).*{keyword}"):
+            public_class(**{keyword: 1})
 
 
 def test_finite_has_no_refit_interval():
@@ -391,6 +395,7 @@ def test_finite_has_no_refit_interval():
             KMCFinite(refit_interval=10)
 
 
+@pytest.mark.parametrize("kmc_class", [KMCLite, KMCFinite], ids=lambda cls: cls.__name__)
 def test_signature_and_help_show_the_real_parameters(kmc_class):
     import inspect
     import pydoc

@@ -46,9 +46,13 @@ def test_trajectories_tuned_in_the_box_then_frozen(kmc_class):
     assert np.unique(post.step_size.values[0][frozen]).size == 1  # no jitter, frozen
     n_steps = post.n_steps.values[0][frozen]
     assert n_steps.min() == 1 and n_steps.max() == step.chain.max_n_steps  # L_r ~ U{1..L}
-    assert (float(post.step_size.values[0][frozen][0]), step.chain.max_n_steps) in set(
-        step.chain.step_size_tuner.optimizer.observed
-    )
+    # the best (ε, L) observed, ε capped where trajectories on the frozen surrogate are unstable
+    best_step_size, best_n_steps = step.chain.step_size_tuner.best()
+    assert (best_step_size, best_n_steps) in set(step.chain.step_size_tuner.optimizer.observed)
+    assert step.chain.max_n_steps == best_n_steps
+    frozen_step_size = float(post.step_size.values[0][frozen][0])
+    assert frozen_step_size <= best_step_size
+    assert frozen_step_size <= step._far_field_step_size_limit()
 
 
 @pytest.mark.slow

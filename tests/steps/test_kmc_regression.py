@@ -1,4 +1,5 @@
-"""KMCLite(surrogate="regression"): the surrogate fitted to the evaluated log densities.
+"""KMCLite(surrogate="regression"), the default: the surrogate fitted to the evaluated log
+densities.
 
 Exactness with the frozen surrogate (reversible trajectories, the ratio is the Hamiltonian change,
 MCSE z-tests), what is recorded and when, relevance determination through pm.sample, bad input.
@@ -167,6 +168,14 @@ def test_pickle_round_trip_steps_identically():
         step = KMCLite(surrogate="regression", min_history=30)
     clone = assert_pickled_clone_steps_identically(step, model)
     assert isinstance(clone.chain.surrogate, RegressionSurrogate)
+
+
+def test_the_regression_surrogate_is_the_default():
+    with correlated_gaussian_model():
+        assert KMCLite().surrogate_kind == "regression"
+        assert KMCLite(surrogate="score_matching").surrogate_kind == "score_matching"
+        with pytest.raises(ValueError, match="the default.*surrogate='score_matching'"):
+            KMCLite(whiten=False)  # the paper's isotropic kernel is score matching's option
 
 
 def test_bad_surrogate_and_warm_start_name_the_parameter():

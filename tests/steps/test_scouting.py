@@ -85,7 +85,9 @@ def test_no_scouts_in_a_compound_step_after_a_warm_start_or_for_a_noisy_log_dens
         x = pm.Normal("x")
         pm.Normal("y", x)
         partial = KAMH(vars=[x])
-        warm = KMCLite(history=np.random.default_rng(0).normal(size=(50, 2)))
+        warm = KMCLite(
+            surrogate="score_matching", history=np.random.default_rng(0).normal(size=(50, 2))
+        )
     with noisy_gaussian_model():
         noisy = KMCFinite()
     assert noisy.noisy_logp
