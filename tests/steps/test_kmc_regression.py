@@ -230,13 +230,20 @@ def _wrong_states(n=400, seed=5):
     return CORRELATED_MEAN + 0.5 + 1.5 * rng.standard_normal((n, 4))
 
 
-def test_warm_start_fits_the_regression_to_the_recorded_log_densities():
-    model = correlated_gaussian_model()
+def _warm_started_step(model):
+    """A default KMCLite warm-started from ``_wrong_states`` and the model's log densities
+    there; returns the step, the states and the log densities."""
     logp = model.compile_logp()
     states = _wrong_states()
     log_densities = np.array([logp({"x": state}) for state in states])
     with model:
-        step = KMCLite(surrogate="regression", history=_idata(states, log_densities))
+        step = KMCLite(history=_idata(states, log_densities))
+    return step, states, log_densities
+
+
+def test_warm_start_fits_the_regression_to_the_recorded_log_densities():
+    model = correlated_gaussian_model()
+    step, states, log_densities = _warm_started_step(model)
     step.setup_chain(np.random.default_rng(0), tune=0, draws=10)
     chain = step.chain
     assert isinstance(chain.surrogate, RegressionSurrogate)
@@ -254,11 +261,8 @@ def test_regression_warm_start_with_tune_0_samples_the_target():
     """The kernel fitted to an earlier run's log densities is fixed from the first draw: the
     draws are exact even though those states lie where the target does not."""
     model = correlated_gaussian_model()
-    logp = model.compile_logp()
-    states = _wrong_states()
-    log_densities = np.array([logp({"x": state}) for state in states])
+    step, _, _ = _warm_started_step(model)
     with model:
-        step = KMCLite(surrogate="regression", history=_idata(states, log_densities))
         idata = pm.sample(step=step, tune=0, draws=3000, chains=2, cores=1, random_seed=3, **QUIET)
     stats = idata.sample_stats
     assert stats.surrogate.values[:, :20].any(axis=1).all()  # no random-walk phase
