@@ -64,6 +64,11 @@ def main() -> None:
     parser.add_argument("--tune", type=int, default=1000)
     parser.add_argument("--draws", type=int, default=2000)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument(
+        "--out",
+        default=str(Path(__file__).parent / "results" / "cores.md"),
+        help="the page to write (default benchmarks/results/cores.md)",
+    )
     args = parser.parse_args()
     logging.getLogger("pymc").setLevel(logging.ERROR)
     lines = [
@@ -94,7 +99,7 @@ def main() -> None:
             )
             lines.append(row)
             print(row, flush=True)
-    out = Path(__file__).parent / "results" / "cores.md"
+    out = Path(args.out)
     out.write_text("\n".join(lines) + "\n")
     print(f"wrote {out}")
 
