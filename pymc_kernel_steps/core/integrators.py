@@ -9,9 +9,9 @@ leapfrog trajectory of ``L`` steps of size ``ε`` is::
 :func:`leapfrog` drives any Python gradient function. :func:`lite_leapfrog`,
 :func:`finite_leapfrog` and :func:`regression_leapfrog` are numba-compiled trajectories on the
 surrogates of :mod:`.score_matching` and :mod:`.regression` (they back the estimators' ``leapfrog``
-methods): one compiled loop, given each surrogate's compiled gradient as an argument (numba
-specialises it per gradient; the dispatch costs about 8 µs per trajectory over a loop per
-surrogate, measured, and keeps one copy of the integrator). A non-finite gradient or momentum
+methods): one compiled loop, given the surrogate as an integer kind and its parameters as plain
+arrays, so that it compiles once and its on-disk cache holds no reference to a function object.
+A non-finite gradient or momentum
 ends a trajectory early with an all-NaN position, so that the caller's accept test rejects it;
 nothing raises.
 """

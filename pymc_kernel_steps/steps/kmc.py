@@ -80,6 +80,8 @@ class KMCChain(ChainState):
     inv_mass: np.ndarray | None = None
     wall_radius: float = math.inf
     wall_stiffness: float = 0.0
+    #: _far_field_step_size_limit() of the current mass and wall (set with them at each selection)
+    far_field_step_size_limit: float = math.inf
     step_size: float = math.nan
     step_size_tuner: DualAveraging | JumpDistanceStepSize | WindowedTuner | None = None
     max_n_steps: int = 0  # L of trajectory_tuning='bayesopt' (L_r ~ U{1..L})
@@ -285,7 +287,7 @@ class _KMC(KernelStep):
             step_size *= 1.0 + jitter * (2.0 * self.rng.uniform() - 1.0)
             low, high = self.n_steps_range
             n_steps = int(self.rng.integers(low, high + 1))
-        step_size = min(step_size, self._far_field_step_size_limit())
+        step_size = min(step_size, chain.far_field_step_size_limit)
         momentum = self.rng.standard_normal(self.dim) / np.sqrt(chain.inv_mass)
         position_white, momentum_new = chain.surrogate.leapfrog(
             chain.whitening.whiten(x),
@@ -499,6 +501,7 @@ class _KMC(KernelStep):
             if self.confine:
                 chain.wall_radius = _WALL_MARGIN * float(np.sqrt(np.max(np.sum(points**2, 1))))
                 chain.wall_stiffness = 1.0 / float(np.mean(chain.inv_mass))
+            chain.far_field_step_size_limit = self._far_field_step_size_limit()
             self._select_hyperparameters(points)
             chain.next_selection_size = 2 * len(chain.history)
         chain.surrogate = self._fit_surrogate(points)
