@@ -52,10 +52,13 @@ from .proposals import (
     smallest_scale,
 )
 from .regression import (
+    PolynomialTrend,
     RegressionSurrogate,
     fit_quadratic_gaussian,
+    fit_quartic_trend,
     informative_evaluations,
     select_regression_hyperparameters,
+    select_trend,
 )
 from .schedules import (
     ckam_nu0,
@@ -88,6 +91,7 @@ __all__ = [
     "LiteScoreEstimator",
     "MaternKernel",
     "RationalQuadraticKernel",
+    "PolynomialTrend",
     "RegressionSurrogate",
     "RobbinsMonroScale",
     "Scouts",
@@ -110,6 +114,7 @@ __all__ = [
     "gp_predict",
     "hmc_transition",
     "fit_quadratic_gaussian",
+    "fit_quartic_trend",
     "informative_evaluations",
     "is_exploring",
     "kamh_covariance",
@@ -125,6 +130,7 @@ __all__ = [
     "regularized_variance",
     "select_hyperparameters",
     "select_regression_hyperparameters",
+    "select_trend",
     "smallest_scale",
     "ucb_beta",
 ]

@@ -191,10 +191,25 @@ def _gaussian_kernel_gradient(Z, coef, precisions, scale, q, out):
 # as (A, b, c, s): plain arrays and a float, so that the trajectory compiles (and caches on disk)
 # once for all of them
 _LITE, _FINITE, _REGRESSION = 0, 1, 2
+#: the regression trend's (g, H, T, Q) for t(q) = −½‖q‖², and for the other surrogates
+_NO_TREND = (np.empty(0), np.empty((0, 0)), np.empty((0, 0)), np.empty((0, 0)))
 
 
 @numba.njit(cache=True)
-def _surrogate_gradient(kind, A, b, c, s, q, out):
+def _add_trend_gradient(linear, precision, cubic, quartic, q, out):
+    # out += ∇t(q) for t(q) = gᵀq − ½qᵀHq + Σ_ij T_ij q_i q_j² − ½ sᵀQs, s = q∘q
+    d = q.shape[0]
+    for k in range(d):
+        total = linear[k]
+        for j in range(d):
+            sj = q[j] * q[j]
+            total += -precision[k, j] * q[j] + cubic[k, j] * sj
+            total += 2.0 * q[k] * (cubic[j, k] * q[j] - quartic[k, j] * sj)
+        out[k] += total
+
+
+@numba.njit(cache=True)
+def _surrogate_gradient(kind, A, b, c, s, trend, q, out):
     # writes the surrogate's ∇f(q) into `out`; False if it is not finite
     if kind == _FINITE:
         # ∇f(q) = −s Σ_k θ_k sin(ω_kᵀq + u_k) ω_k  (A = ω, b = u, c = θ, s = √(2/m))
@@ -210,11 +225,15 @@ def _surrogate_gradient(kind, A, b, c, s, q, out):
                 out[j] += w * A[k, j]
     else:
         # lite: ∇f(q) = Σ_i α_i k(z_i, q) (z_i − q) / ℓ²  (A = Z, b = α, c = 1, s = 1/ℓ²);
-        # regression: ∇f(q) = −q + Σ_i β_i k(z_i, q) P (z_i − q)  (A = Z, b = β, c = P, s = 1)
+        # regression: ∇f(q) = ∇t(q) + Σ_i β_i k(z_i, q) P (z_i − q)  (A = Z, b = β, c = P,
+        # s = 1, `trend` = (g, H, T, Q) of t, or empty for t(q) = −½‖q‖²)
         _gaussian_kernel_gradient(A, b, c, s, q, out)
         if kind == _REGRESSION:
-            for j in range(q.shape[0]):
-                out[j] -= q[j]
+            if trend[0].shape[0] == 0:
+                for j in range(q.shape[0]):
+                    out[j] -= q[j]
+            else:
+                _add_trend_gradient(trend[0], trend[1], trend[2], trend[3], q, out)
     return _all_finite(out)
 
 
@@ -234,24 +253,31 @@ def _add_wall(q, radius, stiffness, out):
 
 
 @numba.njit(cache=True)
-def _trajectory(kind, A, b, c, s, q0, p0, eps, n_steps, inv_mass, radius, stiffness):
-    # leapfrog on the surrogate `kind` with parameters (A, b, c, s) (see _surrogate_gradient)
+def _trajectory(
+    kind, A, b, c, s, trend, q0, p0, eps, n_steps, inv_mass, radius, stiffness, abort_radius
+):
+    # leapfrog on the surrogate `kind` with parameters (A, b, c, s, trend) (see
+    # _surrogate_gradient); all-NaN if a position leaves the ball of radius `abort_radius`
     d = q0.shape[0]
+    abort_squared = abort_radius * abort_radius
     q = q0.copy()
     p = p0.copy()
     if n_steps == 0:
         return q, p
     g = np.empty(d)
-    if not _surrogate_gradient(kind, A, b, c, s, q, g):
+    # the start counts as a position of the trajectory: the reversal ends there
+    if np.sum(q * q) > abort_squared or not _surrogate_gradient(kind, A, b, c, s, trend, q, g):
         q[:] = np.nan
         return q, p
     _add_wall(q, radius, stiffness, g)
     for j in range(d):
         p[j] += 0.5 * eps * g[j]
     for step in range(n_steps):
+        squared_norm = 0.0
         for j in range(d):
             q[j] += eps * inv_mass[j] * p[j]
-        if not _surrogate_gradient(kind, A, b, c, s, q, g):
+            squared_norm += q[j] * q[j]
+        if squared_norm > abort_squared or not _surrogate_gradient(kind, A, b, c, s, trend, q, g):
             q[:] = np.nan
             return q, p
         _add_wall(q, radius, stiffness, g)
@@ -273,6 +299,13 @@ def _check_wall(wall_radius, wall_stiffness) -> tuple[float, float]:
     return radius, stiffness
 
 
+def _check_abort_radius(abort_radius) -> float:
+    abort = float(abort_radius)
+    if not abort > 0:
+        raise ValueError(f"`abort_radius` must be positive (or inf), got {abort_radius!r}.")
+    return abort
+
+
 def lite_leapfrog(
     Z,
     alpha,
@@ -284,6 +317,7 @@ def lite_leapfrog(
     inv_mass_diag=None,
     wall_radius=math.inf,
     wall_stiffness=1.0,
+    abort_radius=math.inf,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Compiled leapfrog trajectory on the lite surrogate ``f(x) = Σ α_i k(z_i, x)``.
 
@@ -306,6 +340,13 @@ def lite_leapfrog(
         so that trajectories turn back outside the ball where the surrogate's gradient vanishes
         or oscillates. Any fixed potential keeps the leapfrog map reversible and
         volume-preserving, so the move stays exact.
+    abort_radius : float
+        A trajectory with a position farther than this from the origin ends at once with an
+        all-NaN position (default inf: never), so that the caller rejects it without evaluating
+        the target there. The rule depends only on the set of positions the trajectory visits,
+        which its reversal visits too: whether a proposal is rejected this way is the same
+        forwards and backwards, and the move stays exact (a trajectory cut short and *accepted*
+        at its last position would not be).
 
     Returns
     -------
@@ -314,6 +355,7 @@ def lite_leapfrog(
     """
     q, p, eps, n_steps, inv_mass = _check_trajectory_args(q, p, step_size, n_steps, inv_mass_diag)
     radius, stiffness = _check_wall(wall_radius, wall_stiffness)
+    abort = _check_abort_radius(abort_radius)
     Z = np.ascontiguousarray(Z, dtype=float)
     alpha = np.ascontiguousarray(alpha, dtype=float)
     if Z.ndim != 2 or Z.shape[1] != q.shape[0] or alpha.shape != (Z.shape[0],):
@@ -326,7 +368,20 @@ def lite_leapfrog(
         raise ValueError(f"`lengthscale` must be positive and finite, got {lengthscale!r}.")
     ones, inv_ell2 = np.ones(q.shape[0]), 1.0 / lengthscale**2
     return _trajectory(
-        _LITE, Z, alpha, ones, inv_ell2, q, p, eps, n_steps, inv_mass, radius, stiffness
+        _LITE,
+        Z,
+        alpha,
+        ones,
+        inv_ell2,
+        _NO_TREND,
+        q,
+        p,
+        eps,
+        n_steps,
+        inv_mass,
+        radius,
+        stiffness,
+        abort,
     )
 
 
@@ -341,6 +396,7 @@ def finite_leapfrog(
     inv_mass_diag=None,
     wall_radius=math.inf,
     wall_stiffness=1.0,
+    abort_radius=math.inf,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Compiled leapfrog trajectory on the random-feature surrogate ``f(x) = θᵀφ(x)``.
 
@@ -357,8 +413,8 @@ def finite_leapfrog(
         Coefficients ``θ``.
     q, p, step_size, n_steps, inv_mass_diag
         As for :func:`leapfrog`.
-    wall_radius, wall_stiffness : float
-        Optional confinement, as for :func:`lite_leapfrog`.
+    wall_radius, wall_stiffness, abort_radius : float
+        Optional confinement and abort, as for :func:`lite_leapfrog`.
 
     Returns
     -------
@@ -367,6 +423,7 @@ def finite_leapfrog(
     """
     q, p, eps, n_steps, inv_mass = _check_trajectory_args(q, p, step_size, n_steps, inv_mass_diag)
     radius, stiffness = _check_wall(wall_radius, wall_stiffness)
+    abort = _check_abort_radius(abort_radius)
     omega = np.ascontiguousarray(frequencies, dtype=float)
     offsets = np.ascontiguousarray(offsets, dtype=float)
     theta = np.ascontiguousarray(theta, dtype=float)
@@ -383,7 +440,20 @@ def finite_leapfrog(
         )
     scale = math.sqrt(2.0 / m)
     return _trajectory(
-        _FINITE, omega, offsets, theta, scale, q, p, eps, n_steps, inv_mass, radius, stiffness
+        _FINITE,
+        omega,
+        offsets,
+        theta,
+        scale,
+        _NO_TREND,
+        q,
+        p,
+        eps,
+        n_steps,
+        inv_mass,
+        radius,
+        stiffness,
+        abort,
     )
 
 
@@ -398,10 +468,13 @@ def regression_leapfrog(
     inv_mass_diag=None,
     wall_radius=math.inf,
     wall_stiffness=1.0,
+    abort_radius=math.inf,
+    trend=None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Compiled leapfrog trajectory on the regression surrogate
-    ``f(u) = −½‖u‖² + Σ_i β_i k(z_i, u)`` (see :class:`.regression.RegressionSurrogate`), with
-    ``k(z, u) = exp(−½ Σ_j P_j (z_j − u_j)²)``.
+    ``f(u) = t(u) + Σ_i β_i k(z_i, u)`` (see :class:`.regression.RegressionSurrogate`), with
+    ``k(z, u) = exp(−½ Σ_j P_j (z_j − u_j)²)`` and the trend ``t`` of
+    :class:`.regression.PolynomialTrend`.
 
     Parameters
     ----------
@@ -412,8 +485,11 @@ def regression_leapfrog(
     precisions : array_like, shape (d,)
         Inverse squared lengthscales ``P_j ≥ 0`` of the kernel, one per coordinate (0: the
         kernel ignores that coordinate).
-    q, p, step_size, n_steps, inv_mass_diag, wall_radius, wall_stiffness
+    q, p, step_size, n_steps, inv_mass_diag, wall_radius, wall_stiffness, abort_radius
         As for :func:`lite_leapfrog`.
+    trend : tuple of arrays, optional
+        ``(g, H, T, Q)`` of the trend ``t(u) = gᵀu − ½uᵀHu + Σ_ij T_ij u_i u_j² − ½ sᵀQs``,
+        ``s = u∘u``, shapes (d,), (d, d), (d, d), (d, d); default ``t(u) = −½‖u‖²``.
 
     Returns
     -------
@@ -422,10 +498,23 @@ def regression_leapfrog(
     """
     q, p, eps, n_steps, inv_mass = _check_trajectory_args(q, p, step_size, n_steps, inv_mass_diag)
     radius, stiffness = _check_wall(wall_radius, wall_stiffness)
+    abort = _check_abort_radius(abort_radius)
+    d = q.shape[0]
+    if trend is None:
+        trend = _NO_TREND
+    else:
+        trend = tuple(np.ascontiguousarray(part, dtype=float) for part in trend)
+        shapes = tuple(part.shape for part in trend)
+        if shapes != ((d,), (d, d), (d, d), (d, d)) or not all(
+            np.all(np.isfinite(part)) for part in trend
+        ):
+            raise ValueError(
+                f"`trend` must be four finite arrays of shapes ({d},), ({d}, {d}), ({d}, {d}), "
+                f"({d}, {d}), got shapes {shapes}."
+            )
     Z = np.ascontiguousarray(Z, dtype=float)
     beta = np.ascontiguousarray(beta, dtype=float)
     precisions = np.ascontiguousarray(precisions, dtype=float)
-    d = q.shape[0]
     if Z.ndim != 2 or Z.shape[1] != d or beta.shape != (Z.shape[0],) or precisions.shape != (d,):
         raise ValueError(
             f"`Z` must have shape (n, {d}), `beta` shape (n,) and `precisions` shape ({d},), "
@@ -434,5 +523,18 @@ def regression_leapfrog(
     if not (np.all(np.isfinite(precisions)) and np.all(precisions >= 0)):
         raise ValueError("`precisions` must be finite and non-negative.")
     return _trajectory(
-        _REGRESSION, Z, beta, precisions, 1.0, q, p, eps, n_steps, inv_mass, radius, stiffness
+        _REGRESSION,
+        Z,
+        beta,
+        precisions,
+        1.0,
+        trend,
+        q,
+        p,
+        eps,
+        n_steps,
+        inv_mass,
+        radius,
+        stiffness,
+        abort,
     )

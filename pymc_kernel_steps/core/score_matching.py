@@ -515,6 +515,7 @@ class LiteScoreEstimator:
         inv_mass_diag=None,
         wall_radius: float = math.inf,
         wall_stiffness: float = 1.0,
+        abort_radius: float = math.inf,
     ):
         """Compiled leapfrog trajectory on ``f`` (see :func:`.integrators.lite_leapfrog`).
 
@@ -530,6 +531,9 @@ class LiteScoreEstimator:
             Diagonal inverse mass matrix (default identity).
         wall_radius, wall_stiffness : float
             Optional confinement ``−(k/2)(‖q‖ − R)₊²`` added to the surrogate (default none).
+        abort_radius : float
+            A trajectory that leaves the ball of this radius is all NaN (default inf; see
+            :func:`.integrators.lite_leapfrog`).
 
         Returns
         -------
@@ -548,6 +552,7 @@ class LiteScoreEstimator:
             inv_mass_diag,
             wall_radius,
             wall_stiffness,
+            abort_radius,
         )
 
 
@@ -866,6 +871,7 @@ class FiniteScoreEstimator:
         inv_mass_diag=None,
         wall_radius: float = math.inf,
         wall_stiffness: float = 1.0,
+        abort_radius: float = math.inf,
     ):
         """Compiled leapfrog trajectory on ``f`` (see :func:`.integrators.finite_leapfrog`).
 
@@ -881,6 +887,9 @@ class FiniteScoreEstimator:
             Diagonal inverse mass matrix (default identity).
         wall_radius, wall_stiffness : float
             Optional confinement ``−(k/2)(‖q‖ − R)₊²`` added to the surrogate (default none).
+        abort_radius : float
+            A trajectory that leaves the ball of this radius is all NaN (default inf; see
+            :func:`.integrators.lite_leapfrog`).
 
         Returns
         -------
@@ -899,6 +908,7 @@ class FiniteScoreEstimator:
             inv_mass_diag,
             wall_radius,
             wall_stiffness,
+            abort_radius,
         )
 
 

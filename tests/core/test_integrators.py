@@ -1,4 +1,5 @@
-"""Leapfrog integration: reversibility, second-order energy error, compiled trajectories."""
+"""Leapfrog integration: reversibility, second-order energy error, compiled trajectories, the
+abort ball."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from pymc_kernel_steps.core.integrators import (
     kinetic_energy,
     leapfrog,
     lite_leapfrog,
+    regression_leapfrog,
 )
 from pymc_kernel_steps.core.kernels import GaussianKernel
 from pymc_kernel_steps.core.score_matching import FiniteScoreEstimator, LiteScoreEstimator
@@ -196,10 +198,11 @@ def test_wrong_gradient_shape_raises():
 
 def test_one_compiled_trajectory_for_every_surrogate_with_plain_arguments():
     """The three surrogates share one compiled leapfrog loop, specialised once, whose arguments
-    are arrays and numbers only. A numba function passed as an argument made the on-disk cache
-    key hold a reference to that function object, and a process loading the cache that another
-    process had written failed with ``ReferenceError: underlying object has vanished``
-    (seen with two pytest workers)."""
+    are arrays, tuples of arrays and numbers only. A numba function passed as an argument made
+    the on-disk cache key hold a reference to that function object, and a process loading the
+    cache that another process had written failed with ``ReferenceError: underlying object has
+    vanished`` (seen with two pytest workers). A quartic regression trend is the same type as
+    none."""
     from pymc_kernel_steps.core import integrators
 
     rng = np.random.default_rng(0)
@@ -207,5 +210,64 @@ def test_one_compiled_trajectory_for_every_surrogate_with_plain_arguments():
     integrators.lite_leapfrog(Z, coef, 1.0, q, p, 0.1, 3)
     integrators.finite_leapfrog(Z, rng.uniform(0, 6, size=5), coef, q, p, 0.1, 3)
     integrators.regression_leapfrog(Z, coef, np.ones(3), q, p, 0.1, 3)
+    trend = (np.zeros(3), np.eye(3), np.zeros((3, 3)), np.eye(3))
+    integrators.regression_leapfrog(Z, coef, np.ones(3), q, p, 0.1, 3, trend=trend)
+
+    def plain(t):
+        if isinstance(t, numba.types.BaseTuple):
+            return all(isinstance(member, numba.types.Array) for member in t.types)
+        return isinstance(t, (numba.types.Array, numba.types.Number))
+
+    assert len(integrators._trajectory.signatures) == 1
     for signature in integrators._trajectory.signatures:
-        assert all(isinstance(t, (numba.types.Array, numba.types.Number)) for t in signature)
+        assert all(plain(t) for t in signature)
+
+
+def test_a_trajectory_leaving_the_abort_ball_is_all_nan_and_its_reversal_too():
+    """The abort depends on the set of positions visited: the start counts, so the reversal of
+    an aborted trajectory (which starts at its far end) is aborted as well."""
+    Z, beta, precisions = np.zeros((1, 2)), np.zeros(1), np.ones(2)
+    q, p = np.array([0.5, 0.0]), np.array([3.0, 0.0])
+    end, end_momentum = regression_leapfrog(Z, beta, precisions, q, p, 0.2, 10)
+    assert np.all(np.isfinite(end)) and np.linalg.norm(end) > 1.5
+    aborted, _ = regression_leapfrog(Z, beta, precisions, q, p, 0.2, 10, abort_radius=1.5)
+    assert np.all(np.isnan(aborted))
+    back, _ = regression_leapfrog(
+        Z, beta, precisions, end, -end_momentum, 0.2, 10, abort_radius=1.5
+    )
+    assert np.all(np.isnan(back))
+    inside, _ = regression_leapfrog(Z, beta, precisions, q, p, 0.2, 10, abort_radius=10.0)
+    np.testing.assert_array_equal(inside, end)
+    with pytest.raises(ValueError, match="abort_radius"):
+        regression_leapfrog(Z, beta, precisions, q, p, 0.2, 10, abort_radius=0.0)
+
+
+def test_rejecting_aborted_trajectories_keeps_the_target():
+    """Surrogate HMC on N(0, I) in 2-d (the surrogate's Gaussian twice too wide) with trajectories
+    aborted beyond radius 2, where 14 % of the mass lies, mixed with random-walk moves (from
+    outside the ball every trajectory aborts). Rejecting aborted trajectories keeps the target;
+    accepting their last position inside instead would pull mass inwards."""
+    from ..helpers import assert_moments
+
+    rng = np.random.default_rng(3)
+    Z, beta, precisions = np.zeros((1, 2)), np.zeros(1), np.ones(2)
+    wide = (np.zeros(2), 0.25 * np.eye(2), np.zeros((2, 2)), np.zeros((2, 2)))
+    x, draws, aborted = np.zeros(2), np.empty((4, 6000, 2)), 0
+    for chain in range(4):
+        for i in range(6000):
+            if rng.uniform() < 0.3:
+                y, log_correction = x + rng.standard_normal(2), 0.0
+            else:
+                p = rng.standard_normal(2)
+                y, p_new = regression_leapfrog(
+                    Z, beta, precisions, x, p, 0.5, 8, abort_radius=2.0, trend=wide
+                )
+                log_correction = 0.5 * (p @ p - p_new @ p_new)
+                aborted += not np.all(np.isfinite(y))
+            if np.all(np.isfinite(y)):
+                log_ratio = -0.5 * (y @ y - x @ x) + log_correction
+                if np.log(rng.uniform()) < log_ratio:
+                    x = y
+            draws[chain, i] = x
+    assert aborted > 1000
+    assert_moments(draws, np.zeros(2), np.ones(2))

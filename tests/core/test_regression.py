@@ -1,5 +1,6 @@
 """RegressionSurrogate: gradient against finite differences, compiled leapfrog against the generic
-one, recovery of a function of its own class, relevance determination, bad input."""
+one, recovery of a function of its own class, relevance determination, bad input; its trends
+(quadratic, quartic): exact recovery, properness, the automatic choice."""
 
 from __future__ import annotations
 
@@ -7,14 +8,18 @@ import numpy as np
 import pytest
 
 from pymc_kernel_steps.core import (
+    PolynomialTrend,
     RegressionSurrogate,
     Whitening,
     fit_quadratic_gaussian,
+    fit_quartic_trend,
     informative_evaluations,
     leapfrog,
     regression_leapfrog,
     select_regression_hyperparameters,
+    select_trend,
 )
+from pymc_kernel_steps.core.regression import quartic_parameter_count
 
 
 def _fitted(dim=3, n=400, seed=0, precisions=None):
@@ -237,3 +242,174 @@ def test_whitening_of_a_gaussian():
         Whitening.from_gaussian(mean, -covariance)
     with pytest.raises(ValueError, match="shape"):
         Whitening.from_gaussian(mean, covariance[:2])
+
+
+# ------------------------------------------------------------------------------ the trends
+
+
+def _random_trend(dim, seed):
+    """A PolynomialTrend with every coefficient non-zero and a positive definite ``Q``."""
+    rng = np.random.default_rng(seed)
+    A = rng.standard_normal((dim, dim))
+    B = rng.standard_normal((dim, dim))
+    return PolynomialTrend(
+        rng.standard_normal(),
+        rng.standard_normal(dim),
+        0.5 * (A + A.T),
+        0.3 * rng.standard_normal((dim, dim)),
+        0.1 * (B @ B.T) + 0.05 * np.eye(dim),
+    )
+
+
+def _banana_values(U, b=0.5):
+    """The 3-d banana's log density (up to a constant): quartic in ``u₀``, cubic in (u₀, u₁)."""
+    return -0.5 * (U[:, 0] ** 2 + (U[:, 1] + b * U[:, 0] ** 2 - b) ** 2 + U[:, 2] ** 2)
+
+
+def test_trend_gradient_is_the_derivative_of_its_log_density():
+    trend = _random_trend(4, 0)
+    rng = np.random.default_rng(1)
+    X, h = rng.standard_normal((5, 4)), 1e-6
+    numerical = np.stack(
+        [
+            (trend.log_density(X + h * e) - trend.log_density(X - h * e)) / (2 * h)
+            for e in np.eye(4)
+        ],
+        axis=1,
+    )
+    np.testing.assert_allclose(trend.grad(X), numerical, rtol=1e-6, atol=1e-6)
+    U = rng.standard_normal((3, 4))
+    standard = PolynomialTrend.standard_gaussian(4)
+    assert standard.is_standard_gaussian and not trend.is_standard_gaussian
+    np.testing.assert_array_equal(standard.log_density(U), -0.5 * np.sum(U**2, axis=1))
+
+
+def test_a_quartic_trend_is_recovered_from_its_log_densities():
+    """Least squares on the monomials gives back every coefficient of a trend whose ``Q`` is
+    positive definite (the clip then changes nothing)."""
+    truth = _random_trend(3, 2)
+    rng = np.random.default_rng(3)
+    U = 1.5 * rng.standard_normal((2 * quartic_parameter_count(3), 3))
+    fitted = fit_quartic_trend(U, truth.log_density(U), min_quartic=1e-3)
+    for name in ("linear", "precision", "cubic", "quartic"):
+        np.testing.assert_allclose(getattr(fitted, name), getattr(truth, name), atol=1e-8)
+    assert fitted.offset == pytest.approx(truth.offset, abs=1e-8)
+
+
+def test_the_quartic_trend_represents_the_banana_far_beyond_the_data():
+    """Fitted where the data are (|u| < 1.5), the quartic trend predicts the banana's arms at
+    u₀ = 4 to within the clip's small quartic; the kernel sum of the quadratic trend cannot (it
+    vanishes there) and is off by tens of nats."""
+    rng = np.random.default_rng(4)
+    U = rng.uniform(-1.5, 1.5, size=(400, 3))
+    values = _banana_values(U)
+    far = np.array([[4.0, -0.5 * 16 + 0.5, 0.3], [-4.0, -7.0, -0.2]])
+    trend = fit_quartic_trend(U, values, min_quartic=1e-6)
+    np.testing.assert_allclose(trend.log_density(far), _banana_values(far), atol=1e-2)
+    precisions = np.ones(3)
+    quadratic = RegressionSurrogate(precisions, 1e-4, 400, rng).fit(U, values)
+    assert np.max(np.abs(quadratic.log_density(far) - _banana_values(far))) > 10
+
+
+def test_the_quartic_trend_is_proper_whatever_the_data():
+    """Log densities that grow in a direction (convex, or a quartic with the wrong sign) give a
+    ``Q`` with eigenvalues ≥ min_quartic, and the trend decays along every ray."""
+    rng = np.random.default_rng(5)
+    U = rng.standard_normal((300, 3))
+    values = 0.5 * U[:, 0] ** 2 + 0.1 * U[:, 1] ** 4 - U[:, 2] ** 2 + U[:, 0] * U[:, 1] ** 2
+    trend = fit_quartic_trend(U, values, min_quartic=1e-2)
+    assert np.linalg.eigvalsh(trend.quartic).min() >= 1e-2 * (1 - 1e-9)
+    directions = rng.standard_normal((50, 3))
+    directions /= np.linalg.norm(directions, axis=1, keepdims=True)
+    for radius in (1e4, 1e5):  # far enough for the quartic to dominate the cubic
+        assert np.all(trend.log_density(radius * directions) < trend.log_density(np.zeros(3)))
+
+
+def test_the_compiled_leapfrog_follows_the_trend():
+    trend = _random_trend(3, 6)
+    rng = np.random.default_rng(7)
+    U = rng.standard_normal((200, 3))
+    values = trend.log_density(U) + np.sin(2 * U[:, 0])
+    precisions = np.array([4.0, 0.0, 0.0])  # the residual sin(2u₀) depends on u₀ alone
+    surrogate = RegressionSurrogate(precisions, 1e-4, 100, rng, trend=trend).fit(U, values)
+    q, p = rng.standard_normal(3), rng.standard_normal(3)
+    compiled = surrogate.leapfrog(q, p, 0.05, 25, np.array([1.0, 0.5, 2.0]), 3.0, 0.7)
+
+    def gradient(x):
+        excess = max(0.0, np.linalg.norm(x) - 3.0)
+        return surrogate.grad(x) - 0.7 * excess * x / np.linalg.norm(x)
+
+    generic = leapfrog(gradient, q, p, 0.05, 25, np.array([1.0, 0.5, 2.0]))
+    np.testing.assert_allclose(compiled[0], generic[0], rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(compiled[1], generic[1], rtol=1e-10, atol=1e-12)
+    residual = values - trend.log_density(U)
+    assert np.sqrt(np.mean((surrogate.log_density(U) - values) ** 2)) < 0.1 * np.std(residual)
+
+
+def test_auto_keeps_the_quartic_trend_where_it_predicts_better_and_only_there():
+    rng = np.random.default_rng(8)
+    U = rng.standard_normal((400, 3))
+    banana = select_trend(U, _banana_values(U), rng)
+    assert not banana.is_standard_gaussian
+    gaussian = -0.5 * np.sum(U**2, axis=1)
+    noisy = gaussian + 2.0 * rng.standard_normal(len(U))  # a pseudo-marginal estimate
+    assert select_trend(U, noisy, rng).is_standard_gaussian
+    assert select_trend(U, _banana_values(U), rng, "quadratic").is_standard_gaussian
+    few = U[: 2 * quartic_parameter_count(3) - 1]
+    assert select_trend(few, _banana_values(few), rng, "quartic").is_standard_gaussian
+    assert not select_trend(U, noisy, rng, "quartic").is_standard_gaussian
+
+
+def test_kernel_selection_fits_what_the_trend_leaves():
+    """With the banana's quartic trend nothing is left to bend: the held-out error is at the
+    level of the trend's clip, far below that of the quadratic trend's kernel."""
+    rng = np.random.default_rng(9)
+    U = rng.standard_normal((600, 3))
+    values = _banana_values(U)
+    trend = fit_quartic_trend(U, values)
+    _, _, error = select_regression_hyperparameters(U, values, rng, trend=trend, sweeps=1)
+    _, _, quadratic_error = select_regression_hyperparameters(U, values, rng, sweeps=1)
+    assert error < 1e-3 < quadratic_error
+
+
+@pytest.mark.parametrize(
+    ("change", "match"),
+    [
+        ({"quartic": -np.eye(2)}, "positive definite or zero"),
+        ({"precision": np.array([[1.0, 2.0], [0.0, 1.0]])}, "symmetric"),
+        ({"cubic": np.zeros((3, 3))}, "cubic"),
+        ({"linear": np.array([np.nan, 0.0])}, "linear"),
+        ({"offset": np.inf}, "offset"),
+    ],
+)
+def test_bad_trend_names_the_parameter(change, match):
+    arguments = {
+        "offset": 0.0,
+        "linear": np.zeros(2),
+        "precision": np.eye(2),
+        "cubic": np.zeros((2, 2)),
+        "quartic": np.zeros((2, 2)),
+        **change,
+    }
+    with pytest.raises(ValueError, match=match):
+        PolynomialTrend(**arguments)
+
+
+def test_bad_trend_fits_name_the_parameter():
+    rng = np.random.default_rng(10)
+    U = rng.standard_normal((100, 3))
+    values = _banana_values(U)
+    with pytest.raises(ValueError, match="at least 50 points"):  # twice 1 + 3 + 6 + 9 + 6
+        fit_quartic_trend(U[:49], values[:49])
+    with pytest.raises(ValueError, match="min_quartic"):
+        fit_quartic_trend(U, values, min_quartic=0.0)
+    with pytest.raises(ValueError, match="kind"):
+        select_trend(U, values, rng, "cubic")
+    with pytest.raises(ValueError, match="holdout"):
+        select_trend(U, values, rng, holdout=1.0)
+    with pytest.raises(ValueError, match="dimension 2"):
+        RegressionSurrogate(np.ones(2), trend=PolynomialTrend.standard_gaussian(3))
+    with pytest.raises(ValueError, match="trend"):
+        regression_leapfrog(
+            U[:5], np.ones(5), np.ones(3), U[0], U[1], 0.1, 3, trend=(np.zeros(2),) * 4
+        )
