@@ -69,7 +69,10 @@ from pymc_kernel_steps.targets.synthetic import (  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 OURS = ("KAMH", "AdaptiveMetropolis", "KMCLite", "KMCFinite", "CKAM")
 #: non-default settings of ours, benchmarked under their own label
-VARIANTS = {"KMCLite-score_matching": lambda: pks.KMCLite(surrogate="score_matching")}
+VARIANTS = {
+    "KMCLite-score_matching": lambda: pks.KMCLite(surrogate="score_matching"),
+    "KMCLite-quadratic": lambda: pks.KMCLite(trend="quadratic"),
+}
 
 
 def is_ours(label: str) -> bool:

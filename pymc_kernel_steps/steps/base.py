@@ -45,6 +45,10 @@ __all__ = [
 STUCK_RUN = 200
 #: share of iterations with degenerate (unevaluated) or NaN proposals that earns a warning
 WARN_SHARE = 0.01
+#: share of iterations whose surrogate trajectory was aborted (diverged, or left the region the
+#: chain has seen; rejected without evaluating the model) that earns a warning: a few are the
+#: price of long steps where the surrogate is steep, a fifth means it is poor where the chain is
+ABORTED_WARN_SHARE = 0.2
 #: acceptance rate after tuning below which a chain is reported (over at least STUCK_RUN draws)
 LOW_ACCEPTANCE = 0.02
 #: iterations of each scout (the initial random walks of ``scouts=``)
@@ -114,6 +118,8 @@ class ChainState:
     longest_rejection_run: int = 0
     longest_rejection_run_end: int = 0
     degenerate_proposals: int = 0
+    #: surrogate trajectories that diverged or left the abort ball (KMC), not evaluated either
+    aborted_trajectories: int = 0
     nan_log_densities: int = 0
     draws_done: int = 0
     draws_accepted: int = 0
@@ -467,7 +473,10 @@ class KernelStep(ArrayStepShared):
         else:  # a diverged trajectory or degenerate proposal: rejected without evaluating
             logp_proposal = -math.inf
             log_ratio = -math.inf
-            chain.degenerate_proposals += 1
+            if info.get("aborted", False):
+                chain.aborted_trajectories += 1
+            else:
+                chain.degenerate_proposals += 1
             info["degenerate"] = True
         chain.nan_log_densities += logp_nan
         if math.isnan(log_ratio):
@@ -586,6 +595,12 @@ class KernelStep(ArrayStepShared):
                 f"{chain.degenerate_proposals} of {total} proposals were degenerate (a "
                 "non-finite point, trajectory or proposal density) and rejected without "
                 "evaluating the model"
+            )
+        if chain.aborted_trajectories > ABORTED_WARN_SHARE * total:
+            problems.append(
+                f"{chain.aborted_trajectories} of {total} surrogate trajectories diverged or left "
+                "the region the chain has seen and were rejected without evaluating the model "
+                "(stat `diverging`)"
             )
         if chain.nan_log_densities > WARN_SHARE * total:
             problems.append(

@@ -56,11 +56,14 @@ def _run(step, start, iterations):
 
 
 # ---------------------------------------------------------------- exactness
-def assert_frozen_trajectories_reversible(step, rng):
+def assert_frozen_trajectories_reversible(step, rng, trials=10):
     """Replaying the step's draws from states of the correlated Gaussian: the trajectory from
-    (y, −p') returns to (x, −p), and the log correction is the kinetic-energy change."""
+    (y, −p') returns to (x, −p), and the log correction is the kinetic-energy change. A
+    trajectory aborted (all NaN: it left the abort ball, or diverged) is skipped; at most a
+    fifth may be."""
     chain = step.chain
-    for _ in range(10):
+    aborted = 0
+    for _ in range(trials):
         x = rng.multivariate_normal(CORRELATED_MEAN, CORRELATED_COV)
         replay = copy.deepcopy(step.rng)
         y, log_correction, info = step._propose(x)
@@ -69,12 +72,15 @@ def assert_frozen_trajectories_reversible(step, rng):
         n_steps = int(replay.integers(step.n_steps_range[0], step.n_steps_range[1] + 1))
         momentum = replay.standard_normal(step.dim) / np.sqrt(chain.inv_mass)
         assert n_steps == info["n_steps"]
-        wall = (chain.wall_radius, chain.wall_stiffness)
+        wall = (chain.wall_radius, chain.wall_stiffness, step._abort_radius())
         white = chain.whitening
         end, end_momentum = chain.surrogate.leapfrog(
             white.whiten(x), momentum, info["step_size"], n_steps, chain.inv_mass, *wall
         )
         np.testing.assert_allclose(y, white.unwhiten(end), rtol=1e-12)
+        if not np.all(np.isfinite(y)):  # rejected without evaluating the model
+            aborted += 1
+            continue
         assert log_correction == pytest.approx(
             kinetic_energy(momentum, chain.inv_mass) - kinetic_energy(end_momentum, chain.inv_mass)
         )
@@ -84,6 +90,7 @@ def assert_frozen_trajectories_reversible(step, rng):
         np.testing.assert_allclose(white.unwhiten(back), x, atol=1e-8)
         np.testing.assert_allclose(-back_momentum, momentum, atol=1e-8)
         assert np.linalg.norm(y - x) > 1e-3  # the trajectory moves
+    assert aborted <= trials // 5
 
 
 def test_frozen_proposal_is_reversible_and_ratio_is_the_hamiltonian(kmc_class):
@@ -128,6 +135,45 @@ def test_diverging_marks_non_finite_trajectories_and_unevaluated_proposals(kmc_c
     step.random_walk_probability = 0.0
     point, (stats,) = step.step(point)
     assert stats["diverging"] and stats["logp_evals"] == 0
+
+
+@pytest.mark.parametrize(("abort_every", "warned"), [(1, True), (10, False)])
+def test_aborted_trajectories_are_counted_apart_and_warned_of_when_they_dominate(
+    kmc_class, abort_every, warned
+):
+    """An aborted surrogate trajectory (it diverged, or left the abort ball) is rejected without
+    evaluating the model and marked ``diverging``. One in ten is the price of long steps where
+    the surrogate is steep and earns no warning (nor counts as a degenerate proposal); when
+    every trajectory aborts, the end-of-chain warning says so and names the stat."""
+    rng = np.random.default_rng(5)
+    history = rng.multivariate_normal(CORRELATED_MEAN, CORRELATED_COV, size=300)
+    step = _frozen_step(
+        kmc_class, correlated_gaussian_model(), history, random_walk_probability=0.0
+    )
+    leapfrog, calls = step.chain.surrogate.leapfrog, {"n": 0}
+
+    def sometimes_aborted(*args):
+        calls["n"] += 1
+        if calls["n"] % abort_every == 0:
+            return np.full(step.dim, np.nan), np.ones(step.dim)
+        return leapfrog(*args)
+
+    step.chain.surrogate.leapfrog = sometimes_aborted
+    step.chain.total_iterations = step.chain.iteration + 200
+    point, warnings = {"x": CORRELATED_MEAN.copy()}, []
+    for i in range(200):
+        point, (stats,) = step.step(point)
+        if stats["diverging"] and i > 0:  # the first iteration evaluates the starting point
+            assert stats["logp_evals"] == 0
+        warnings.append(stats["warning"])
+    assert step.chain.degenerate_proposals == 0
+    assert step.chain.aborted_trajectories == 200 // abort_every
+    assert all(w is None for w in warnings[:-1])
+    if warned:
+        assert "200 of 200 surrogate trajectories diverged" in warnings[-1].message
+        assert "`diverging`" in warnings[-1].message
+    else:
+        assert warnings[-1] is None
 
 
 @pytest.mark.slow
@@ -261,7 +307,8 @@ def test_no_trajectory_runs_past_the_far_field_stability_limit(kmc_class):
     regression trajectory on the glass model reached 10⁹ during tuning and the model was
     evaluated there; here, 1.2× the limit sends proposals to 10¹³). Whatever the tuner asks for,
     every proposal's step size stays below the limit, and proposals stay within a few wall radii
-    (the leapfrog's amplitude error near its limit carries some past the wall)."""
+    (the leapfrog's amplitude error near its limit carries some past the wall, and past twice
+    the wall radius a trajectory is aborted: rejected without evaluating the model)."""
     rng = np.random.default_rng(15)
     history = rng.multivariate_normal(CORRELATED_MEAN, CORRELATED_COV, size=300)
     model = correlated_gaussian_model()
@@ -271,11 +318,16 @@ def test_no_trajectory_runs_past_the_far_field_stability_limit(kmc_class):
     expected = 0.9 * 2.0 / np.sqrt(np.max(chain.inv_mass) * chain.wall_stiffness)
     assert limit == pytest.approx(expected)
     chain.step_size = 20.0 * limit  # as a tuner that drifted past it
+    aborted = 0
     for _ in range(50):
         proposal, _, info = step._propose(history[-1])
         assert info["step_size"] <= limit
         u = chain.whitening.whiten(proposal)
-        assert np.sqrt(u @ u) < 10.0 * chain.wall_radius  # bounded; at 1.2× the limit: 10¹³
+        if not np.all(np.isfinite(u)):
+            aborted += 1
+            continue
+        assert np.sqrt(u @ u) <= step._abort_radius()
+    assert aborted <= 10  # at 1.2× the limit every trajectory grows geometrically: 50 of 50
     with correlated_gaussian_model():
         unconfined = type(step)(confine=False)
     unconfined.setup_chain(np.random.default_rng(0), tune=1, draws=1)
@@ -427,11 +479,14 @@ def test_a_chain_stuck_on_one_state_keeps_its_surrogate(kmc_class):
     """A pseudo-marginal chain that accepts one lucky estimate sits on one state; the history
     then holds that state only and the hyper-parameter selection crashed (the median heuristic
     of identical states), seen on the ABC target. The surrogate must be kept and sampling go on
-    with every proposal evaluated."""
+    with every proposal evaluated, but for trajectories aborted far out (``diverging``: while
+    tuning, the step-size search tries long steps from the stuck state)."""
     stats_ = sample_stuck_on_a_lucky_estimate(kmc_class)
     assert stats_["accepted"][450:].sum() == 0  # stuck on the lucky estimate, as it should be
     assert stats_["surrogate"][-300:].any()  # the surrogate fitted before is still used
-    assert np.all(stats_["logp_evals"][1:] >= 1)
+    evaluated = stats_["logp_evals"][1:] >= 1
+    assert np.all(evaluated | stats_["diverging"][1:].astype(bool))
+    assert np.all(evaluated[-300:])
 
 
 # ---------------------------------------------------------------- warm start (history=)

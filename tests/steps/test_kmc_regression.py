@@ -15,6 +15,7 @@ import pytest
 from pymc_kernel_steps import KMCLite
 from pymc_kernel_steps.core import RegressionSurrogate
 from pymc_kernel_steps.targets import banana_model
+from pymc_kernel_steps.targets.synthetic import banana_moments
 
 from ..helpers import CORRELATED_COV, CORRELATED_MEAN, assert_moments, correlated_gaussian_model
 from .test_kmc import assert_frozen_trajectories_reversible, assert_pickled_clone_steps_identically
@@ -46,6 +47,45 @@ def test_frozen_regression_proposal_is_reversible_and_ratio_is_the_hamiltonian()
     assert isinstance(step.chain.surrogate, RegressionSurrogate)
     assert len(step.chain.evaluated_values) == 300
     assert_frozen_trajectories_reversible(step, rng)
+
+
+def _twisted_log_densities(points):
+    """Log densities of a banana-like twist of the correlated Gaussian: quartic and cubic."""
+    centred = points - CORRELATED_MEAN
+    twisted = centred.copy()
+    twisted[:, 1] += 0.4 * (centred[:, 0] ** 2 - 1.0)
+    return -0.5 * np.einsum("ij,jk,ik->i", twisted, np.linalg.inv(CORRELATED_COV), twisted)
+
+
+def test_frozen_quartic_trend_proposal_is_reversible_and_ratio_is_the_hamiltonian():
+    rng = np.random.default_rng(12)
+    points = rng.multivariate_normal(CORRELATED_MEAN, CORRELATED_COV, size=400)
+    step = _frozen_regression_step(
+        correlated_gaussian_model(),
+        points,
+        _twisted_log_densities(points),
+        trend="quartic",
+        random_walk_probability=0.0,
+    )
+    trend = step.chain.surrogate.trend
+    assert trend is step.chain.trend and not trend.is_standard_gaussian
+    assert np.max(np.abs(trend.cubic)) > 0.1  # the twist is in the trend
+    assert_frozen_trajectories_reversible(step, rng, trials=30)
+
+
+def test_auto_trend_is_quartic_on_the_banana_and_quadratic_on_a_gaussian():
+    rng = np.random.default_rng(13)
+    points = rng.multivariate_normal(CORRELATED_MEAN, CORRELATED_COV, size=400)
+    twisted = _frozen_regression_step(
+        correlated_gaussian_model(), points, _twisted_log_densities(points)
+    )
+    assert not twisted.chain.trend.is_standard_gaussian
+    gaussian = _frozen_regression_step(correlated_gaussian_model(), points)
+    assert gaussian.chain.trend.is_standard_gaussian  # the quartic predicts no better
+    few = _frozen_regression_step(
+        correlated_gaussian_model(), points[:100], _twisted_log_densities(points[:100])
+    )
+    assert few.chain.trend.is_standard_gaussian  # 2 × 69 coefficients needed at d = 4
 
 
 def test_the_gaussian_term_is_fitted_to_the_evaluations_not_to_the_history():
@@ -114,6 +154,42 @@ def test_frozen_surrogate_of_the_wrong_log_densities_still_samples_the_target():
 
 
 @pytest.mark.slow
+def test_frozen_quartic_trend_of_the_wrong_log_densities_still_samples_the_target():
+    """A quartic trend fitted to a twisted Gaussian's log densities steers the trajectories
+    along the twist; the true density in the ratio keeps the Gaussian's moments."""
+    rng = np.random.default_rng(14)
+    points = rng.multivariate_normal(CORRELATED_MEAN, CORRELATED_COV, size=400)
+    step = _frozen_regression_step(
+        correlated_gaussian_model(),
+        points,
+        _twisted_log_densities(points),
+        seed=5,
+        trend="quartic",
+        random_walk_probability=0.0,
+    )
+    assert not step.chain.trend.is_standard_gaussian
+    point, draws = {"x": CORRELATED_MEAN.copy()}, np.empty((12000, 4))
+    for i in range(len(draws)):
+        point, _ = step.step(point)
+        draws[i] = point["x"]
+    assert_moments(draws[None], CORRELATED_MEAN, np.diag(CORRELATED_COV))
+
+
+@pytest.mark.slow
+def test_tuned_then_frozen_quartic_trend_keeps_the_banana_moments():
+    """The default (``trend="auto"``) on the 4-d banana, whose log density is quartic: the
+    quartic trend is chosen, and the draws pass the z-tests of the exact moments."""
+    mean, var = banana_moments(4)
+    with banana_model(4):
+        step = KMCLite()
+        idata = pm.sample(
+            step=step, tune=1500, draws=3000, chains=2, cores=1, random_seed=15, **QUIET
+        )
+    assert not step.chain.trend.is_standard_gaussian
+    assert_moments(idata.posterior["x"].values, mean, var)
+
+
+@pytest.mark.slow
 def test_tuned_then_frozen_regression_kmc_keeps_the_moments():
     with correlated_gaussian_model():
         idata = pm.sample(
@@ -152,10 +228,11 @@ def test_relevance_determination_drops_the_coordinates_off_the_banana():
     (25, 1.6, 0, 0). In the frame of the fitted Gaussian, lower-triangular, the second frame
     coordinate mixes x₁ and x₂, so one of the pair can carry the twist; with the history's
     Gaussian as the frame the precisions were those of the pair at least 0.39 and of the
-    Gaussian pair at most 0.098.)"""
+    Gaussian pair at most 0.098.) With the quadratic trend: a quartic one represents the
+    banana, and leaves the kernel nothing to bend."""
     for seed in (5, 6):
         with banana_model(4):
-            step = KMCLite(surrogate="regression")
+            step = KMCLite(surrogate="regression", trend="quadratic")
             pm.sample(step=step, tune=2000, draws=10, chains=1, random_seed=seed, **QUIET)
         precisions = step.chain.precisions
         assert np.all(precisions[2:] == 0.0), precisions
@@ -186,6 +263,10 @@ def test_bad_surrogate_and_warm_start_name_the_parameter():
             KMCLite(surrogate="regression", history=np.random.default_rng(0).normal(size=(50, 4)))
         with pytest.raises(ValueError, match="whiten=True"):
             KMCLite(surrogate="regression", whiten=False)
+        with pytest.raises(ValueError, match="`trend` must be one of"):
+            KMCLite(trend="cubic")
+        with pytest.raises(ValueError, match="`trend`.*surrogate='score_matching' has none"):
+            KMCLite(surrogate="score_matching", trend="quartic")
 
 
 def test_a_fixed_lengthscale_gives_an_isotropic_kernel():
