@@ -21,6 +21,12 @@ eight; an isotropic kernel has to resolve it in all eight and fails.
 
 The coefficients minimise ``(1/n) Σ_k (r_k − c − Σ_i β_i k(z_i, u_k))² + λ βᵀK_zz β`` with
 ``r_k = y_k + ½‖u_k‖²`` (subset of regressors, the centres a sub-sample of the data).
+
+The Gaussian term ``−½‖u‖²`` is the quadratic case of a *trend* (:class:`PolynomialTrend`): a
+proper quartic, the log density of a Gaussian in the features ``(u, u∘u)``
+(:func:`fit_quartic_trend`), follows a bending log density (the banana's arms, skewed marginals)
+beyond the kernel's centres; the residuals are then ``r_k = y_k − t(u_k)``.
+:func:`select_trend` chooses between the two by held-out error.
 """
 
 from __future__ import annotations
@@ -436,8 +442,8 @@ def select_trend(
 
 
 class RegressionSurrogate:
-    r"""``f(u) = −½‖u‖² + c + Σ_i β_i k(z_i, u)`` fitted by kernel ridge regression to log
-    densities (see the module's description).
+    r"""``f(u) = t(u) + c + Σ_i β_i k(z_i, u)`` fitted by kernel ridge regression to log
+    densities, with the trend ``t`` by default ``−½‖u‖²`` (see the module's description).
 
     Parameters
     ----------
