@@ -367,22 +367,8 @@ def lite_leapfrog(
     if not (math.isfinite(lengthscale) and lengthscale > 0):
         raise ValueError(f"`lengthscale` must be positive and finite, got {lengthscale!r}.")
     ones, inv_ell2 = np.ones(q.shape[0]), 1.0 / lengthscale**2
-    return _trajectory(
-        _LITE,
-        Z,
-        alpha,
-        ones,
-        inv_ell2,
-        _NO_TREND,
-        q,
-        p,
-        eps,
-        n_steps,
-        inv_mass,
-        radius,
-        stiffness,
-        abort,
-    )
+    surrogate = (_LITE, Z, alpha, ones, inv_ell2, _NO_TREND)
+    return _trajectory(*surrogate, q, p, eps, n_steps, inv_mass, radius, stiffness, abort)
 
 
 def finite_leapfrog(
@@ -439,22 +425,8 @@ def finite_leapfrog(
             f"got {omega.shape}, {offsets.shape} and {theta.shape}."
         )
     scale = math.sqrt(2.0 / m)
-    return _trajectory(
-        _FINITE,
-        omega,
-        offsets,
-        theta,
-        scale,
-        _NO_TREND,
-        q,
-        p,
-        eps,
-        n_steps,
-        inv_mass,
-        radius,
-        stiffness,
-        abort,
-    )
+    surrogate = (_FINITE, omega, offsets, theta, scale, _NO_TREND)
+    return _trajectory(*surrogate, q, p, eps, n_steps, inv_mass, radius, stiffness, abort)
 
 
 def regression_leapfrog(
@@ -522,19 +494,5 @@ def regression_leapfrog(
         )
     if not (np.all(np.isfinite(precisions)) and np.all(precisions >= 0)):
         raise ValueError("`precisions` must be finite and non-negative.")
-    return _trajectory(
-        _REGRESSION,
-        Z,
-        beta,
-        precisions,
-        1.0,
-        trend,
-        q,
-        p,
-        eps,
-        n_steps,
-        inv_mass,
-        radius,
-        stiffness,
-        abort,
-    )
+    surrogate = (_REGRESSION, Z, beta, precisions, 1.0, trend)
+    return _trajectory(*surrogate, q, p, eps, n_steps, inv_mass, radius, stiffness, abort)

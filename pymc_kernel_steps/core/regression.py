@@ -130,6 +130,14 @@ def informative_evaluations(
     return points[keep].copy(), values[keep].copy()
 
 
+def _require_twice_the_coefficients(n: int, coefficient_count: int, what: str) -> None:
+    if n < 2 * coefficient_count:
+        raise ValueError(
+            f"`U` must hold at least {2 * coefficient_count} points (twice the "
+            f"{coefficient_count} coefficients of {what}), got {n}."
+        )
+
+
 def quadratic_parameter_count(dim: int) -> int:
     """Coefficients of a quadratic in ``dim`` variables: ``1 + d + d(d + 1)/2``."""
     return 1 + dim + dim * (dim + 1) // 2
@@ -163,12 +171,9 @@ def fit_quadratic_gaussian(
     """
     U, values = _points_and_values(U, values)
     n, d = U.shape
-    coefficient_count = quadratic_parameter_count(d)
-    if n < 2 * coefficient_count:
-        raise ValueError(
-            f"`U` must hold at least {2 * coefficient_count} points (twice the {coefficient_count} "
-            f"coefficients of a quadratic in {d} variables), got {n}."
-        )
+    _require_twice_the_coefficients(
+        n, quadratic_parameter_count(d), f"a quadratic in {d} variables"
+    )
     min_precision, max_precision = float(min_precision), float(max_precision)
     if not (0 < min_precision <= max_precision < math.inf):
         raise ValueError(
@@ -356,12 +361,9 @@ def fit_quartic_trend(U, values, min_quartic: float = 1e-3) -> PolynomialTrend:
     """
     U, values = _points_and_values(U, values)
     n, d = U.shape
-    coefficient_count = quartic_parameter_count(d)
-    if n < 2 * coefficient_count:
-        raise ValueError(
-            f"`U` must hold at least {2 * coefficient_count} points (twice the "
-            f"{coefficient_count} coefficients of a quartic trend in {d} variables), got {n}."
-        )
+    _require_twice_the_coefficients(
+        n, quartic_parameter_count(d), f"a quartic trend in {d} variables"
+    )
     min_quartic = float(min_quartic)
     if not (math.isfinite(min_quartic) and min_quartic > 0):
         raise ValueError(f"`min_quartic` must be positive and finite, got {min_quartic!r}.")

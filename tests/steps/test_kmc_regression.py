@@ -18,7 +18,11 @@ from pymc_kernel_steps.targets import banana_model
 from pymc_kernel_steps.targets.synthetic import banana_moments
 
 from ..helpers import CORRELATED_COV, CORRELATED_MEAN, assert_moments, correlated_gaussian_model
-from .test_kmc import assert_frozen_trajectories_reversible, assert_pickled_clone_steps_identically
+from .test_kmc import (
+    _run,
+    assert_frozen_trajectories_reversible,
+    assert_pickled_clone_steps_identically,
+)
 
 QUIET = dict(progressbar=False, compute_convergence_checks=False)
 
@@ -146,10 +150,7 @@ def test_frozen_surrogate_of_the_wrong_log_densities_still_samples_the_target():
     step = _frozen_regression_step(
         correlated_gaussian_model(), points, wrong_values, seed=3, random_walk_probability=0.0
     )
-    point, draws = {"x": CORRELATED_MEAN.copy()}, np.empty((12000, 4))
-    for i in range(len(draws)):
-        point, _ = step.step(point)
-        draws[i] = point["x"]
+    draws = _run(step, CORRELATED_MEAN, 12000)
     assert_moments(draws[None], CORRELATED_MEAN, np.diag(CORRELATED_COV))
 
 
@@ -168,10 +169,7 @@ def test_frozen_quartic_trend_of_the_wrong_log_densities_still_samples_the_targe
         random_walk_probability=0.0,
     )
     assert not step.chain.trend.is_standard_gaussian
-    point, draws = {"x": CORRELATED_MEAN.copy()}, np.empty((12000, 4))
-    for i in range(len(draws)):
-        point, _ = step.step(point)
-        draws[i] = point["x"]
+    draws = _run(step, CORRELATED_MEAN, 12000)
     assert_moments(draws[None], CORRELATED_MEAN, np.diag(CORRELATED_COV))
 
 
