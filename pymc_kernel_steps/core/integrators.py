@@ -191,8 +191,9 @@ def _gaussian_kernel_gradient(Z, coef, precisions, scale, q, out):
 # as (A, b, c, s): plain arrays and a float, so that the trajectory compiles (and caches on disk)
 # once for all of them
 _LITE, _FINITE, _REGRESSION = 0, 1, 2
-#: the regression trend's (g, H, T, Q) for t(q) = −½‖q‖², and for the other surrogates
-_NO_TREND = (np.empty(0), np.empty((0, 0)), np.empty((0, 0)), np.empty((0, 0)))
+#: the regression trend's (g, H, T, Q) for t(q) = −½‖q‖², and for the other surrogates (the
+#: compiled gradient tests for it by its empty first array)
+NO_TREND = (np.empty(0), np.empty((0, 0)), np.empty((0, 0)), np.empty((0, 0)))
 
 
 @numba.njit(cache=True)
@@ -367,7 +368,7 @@ def lite_leapfrog(
     if not (math.isfinite(lengthscale) and lengthscale > 0):
         raise ValueError(f"`lengthscale` must be positive and finite, got {lengthscale!r}.")
     ones, inv_ell2 = np.ones(q.shape[0]), 1.0 / lengthscale**2
-    surrogate = (_LITE, Z, alpha, ones, inv_ell2, _NO_TREND)
+    surrogate = (_LITE, Z, alpha, ones, inv_ell2, NO_TREND)
     return _trajectory(*surrogate, q, p, eps, n_steps, inv_mass, radius, stiffness, abort)
 
 
@@ -425,7 +426,7 @@ def finite_leapfrog(
             f"got {omega.shape}, {offsets.shape} and {theta.shape}."
         )
     scale = math.sqrt(2.0 / m)
-    surrogate = (_FINITE, omega, offsets, theta, scale, _NO_TREND)
+    surrogate = (_FINITE, omega, offsets, theta, scale, NO_TREND)
     return _trajectory(*surrogate, q, p, eps, n_steps, inv_mass, radius, stiffness, abort)
 
 
@@ -468,12 +469,9 @@ def regression_leapfrog(
     q_new, p_new : ndarray, shape (d,)
         End point; ``q_new`` is all NaN if the gradient became non-finite.
     """
-    q, p, eps, n_steps, inv_mass = _check_trajectory_args(q, p, step_size, n_steps, inv_mass_diag)
-    radius, stiffness = _check_wall(wall_radius, wall_stiffness)
-    abort = _check_abort_radius(abort_radius)
-    d = q.shape[0]
+    d = _check_trajectory_args(q, p, step_size, n_steps, inv_mass_diag)[0].shape[0]
     if trend is None:
-        trend = _NO_TREND
+        trend = NO_TREND
     else:
         trend = tuple(np.ascontiguousarray(part, dtype=float) for part in trend)
         shapes = tuple(part.shape for part in trend)
@@ -494,5 +492,23 @@ def regression_leapfrog(
         )
     if not (np.all(np.isfinite(precisions)) and np.all(precisions >= 0)):
         raise ValueError("`precisions` must be finite and non-negative.")
+    return regression_trajectory(
+        Z, beta, precisions, trend, q, p, step_size, n_steps, inv_mass_diag, wall_radius,
+        wall_stiffness, abort_radius,
+    )  # fmt: skip
+
+
+def regression_trajectory(
+    Z, beta, precisions, trend, q, p, step_size, n_steps, inv_mass_diag, wall_radius,
+    wall_stiffness, abort_radius,
+) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+    """:func:`regression_leapfrog` for a surrogate whose parameters are known to be valid
+    (C-contiguous float arrays of matching shapes, ``trend`` a tuple of four or
+    ``NO_TREND``): only the trajectory's own arguments are checked. The fitted
+    :class:`.regression.RegressionSurrogate` calls it once per proposal, so its parameters,
+    checked when it was built and fitted, are not checked again on every iteration."""
+    q, p, eps, n_steps, inv_mass = _check_trajectory_args(q, p, step_size, n_steps, inv_mass_diag)
+    radius, stiffness = _check_wall(wall_radius, wall_stiffness)
+    abort = _check_abort_radius(abort_radius)
     surrogate = (_REGRESSION, Z, beta, precisions, 1.0, trend)
     return _trajectory(*surrogate, q, p, eps, n_steps, inv_mass, radius, stiffness, abort)

@@ -37,7 +37,7 @@ import numpy as np
 import scipy.linalg as sla
 from scipy import stats
 
-from .integrators import regression_leapfrog
+from .integrators import NO_TREND, regression_trajectory
 
 __all__ = [
     "TRENDS",
@@ -78,7 +78,7 @@ def _precisions(precisions, dim: int | None = None) -> np.ndarray:
         raise ValueError(f"`precisions` must have shape {expected}, got {precisions.shape}.")
     if not (np.all(np.isfinite(precisions)) and np.all(precisions >= 0)):
         raise ValueError(f"`precisions` must be finite and ≥ 0, got {precisions}.")
-    return precisions
+    return np.ascontiguousarray(precisions)
 
 
 def _kernel(X, Z, precisions) -> np.ndarray:
@@ -264,6 +264,12 @@ class PolynomialTrend:
             and np.array_equal(self.precision, np.eye(dim))
             and not np.any(self.cubic)
             and not np.any(self.quartic)
+        )
+        #: ``(g, H, T, Q)`` as the compiled leapfrog takes them (``NO_TREND`` for ``−½‖u‖²``)
+        self.compiled_arrays = (
+            NO_TREND
+            if self._is_standard_gaussian
+            else (self.linear, self.precision, self.cubic, self.quartic)
         )
 
     @classmethod
@@ -596,11 +602,11 @@ class RegressionSurrogate:
         :func:`.integrators.regression_leapfrog`); arguments as for
         :meth:`.LiteScoreEstimator.leapfrog`."""
         self._check_fitted()
-        trend = self.trend
-        return regression_leapfrog(
+        return regression_trajectory(
             self.Z,
             self.beta,
             self.precisions,
+            self.trend.compiled_arrays,
             q,
             p,
             step_size,
@@ -609,9 +615,6 @@ class RegressionSurrogate:
             wall_radius,
             wall_stiffness,
             abort_radius,
-            trend=None
-            if trend.is_standard_gaussian
-            else (trend.linear, trend.precision, trend.cubic, trend.quartic),
         )
 
 

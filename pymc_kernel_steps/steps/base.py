@@ -473,7 +473,7 @@ class KernelStep(ArrayStepShared):
         else:  # a diverged trajectory or degenerate proposal: rejected without evaluating
             logp_proposal = -math.inf
             log_ratio = -math.inf
-            if info.get("aborted", False):
+            if info.get("surrogate", False):  # a KMC trajectory that diverged or was aborted
                 chain.aborted_trajectories += 1
             else:
                 chain.degenerate_proposals += 1

@@ -318,7 +318,6 @@ class _KMC(KernelStep):
             position,
             log_correction,
             {
-                "aborted": not (math.isfinite(log_correction) and np.all(np.isfinite(position))),
                 "surrogate": True,
                 "n_steps": n_steps,
                 "step_size": step_size,
@@ -481,7 +480,7 @@ class _KMC(KernelStep):
             potential = -float(surrogate.log_density(q)) + 0.5 * chain.wall_stiffness * excess**2
             return potential + kinetic_energy(p, chain.inv_mass)
 
-        total = 0.0
+        total, abort_radius = 0.0, self._abort_radius()
         for q, p, n in zip(starts, momenta, n_steps, strict=True):
             q_new, p_new = surrogate.leapfrog(
                 q,
@@ -491,7 +490,7 @@ class _KMC(KernelStep):
                 chain.inv_mass,
                 chain.wall_radius,
                 chain.wall_stiffness,
-                self._abort_radius(),
+                abort_radius,
             )
             if not (np.all(np.isfinite(q_new)) and np.all(np.isfinite(p_new))):
                 continue
