@@ -660,16 +660,18 @@ class KMCLite(_KMC):
     surrogate : {"regression", "score_matching"}, default "regression"
         ``"regression"`` (beyond the paper) fits the log densities the chain *evaluated* while
         tuning, at accepted and rejected proposals alike:
-        ``f(u) = −½‖u‖² + c + Σ_i β_i k(z_i, u)``
-        (:class:`~pymc_kernel_steps.core.RegressionSurrogate`) in the frame ``u`` of the
+        ``f(u) = t(u) + c + Σ_i β_i k(z_i, u)``
+        (:class:`~pymc_kernel_steps.core.RegressionSurrogate`), ``t`` the trend (``−½‖u‖²``
+        or a quartic, see ``trend``), in the frame ``u`` of the
         Gaussian whose log density is the least-squares quadratic through those evaluations
         (:func:`~pymc_kernel_steps.core.fit_quadratic_gaussian`, its precisions within
         1/100–100 of the history's), plus a Gaussian kernel with one
         lengthscale per whitened coordinate, chosen with the ridge by held-out squared error
         (:func:`~pymc_kernel_steps.core.select_regression_hyperparameters`; a coordinate the
         log density does not bend in is dropped from the kernel). Far from the data ``f`` is
-        that Gaussian, so trajectories turn back. It uses information score matching ignores,
-        learns from rejected proposals the width of a direction the chain has not yet explored,
+        the trend, which decays, so trajectories turn back. It uses information score matching
+        ignores, learns from rejected proposals the width of a direction the chain has not yet
+        explored,
         and resolves thin curved ridges an isotropic kernel cannot; a warm start from
         ``history=`` needs the log densities ``pm.sample`` records, and it needs
         ``whiten=True`` (its Gaussian term defines its frame). In a compound step the recorded
