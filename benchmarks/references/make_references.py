@@ -4,8 +4,9 @@ Each reference is a long multi-chain run from dispersed starts:
 
 * ``pima``, ``logistic``: NUTS on the differentiable twin;
 * ``glass``, ``abc`` (pseudo-marginal): this package's ``AdaptiveMetropolis``, which keeps the
-  current point's estimate (an exact pseudo-marginal sampler; PyMC's ``Metropolis``,
-  ``DEMetropolisZ`` and SMC re-evaluate noisy estimates and are not), starts drawn from the prior;
+  current point's estimate (an exact pseudo-marginal sampler; PyMC's ``Metropolis`` and
+  ``DEMetropolisZ`` re-evaluate the current point's noisy estimate and are not), starts drawn
+  from the prior;
 * ``ode`` (black box): self-normalised importance sampling in the sampler's (log) space from a
   multivariate t (5 degrees of freedom) centred at the best of several Nelder-Mead optima, with
   the inverse finite-difference Hessian there, inflated by 1.5² (a Laplace approximation with
