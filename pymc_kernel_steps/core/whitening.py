@@ -17,8 +17,8 @@ orders of magnitude are kept, while a history that is (nearly) degenerate in som
 distinct points, ``ε = d / n_distinct``: a covariance estimated from few, autocorrelated states
 underestimates some directions badly (with 20 states in 10 dimensions the smallest eigenvalue
 comes out at a few percent of the truth), proposals along them become tiny, the chain stops
-exploring them, and the next estimate is no better — the feedback that made adaptive Metropolis
-mix with a min bulk ESS of 5 of 3000 draws on a rotated 10-d Gaussian before the shrinkage. A
+exploring them, and the next estimate is no better: a feedback that can keep adaptive
+Metropolis from mixing. A
 coordinate that has not moved at all takes its variance from ``fallback_variance``.
 """
 

@@ -2,7 +2,8 @@
 
 The numeric core's matrices are small (d × d, n × n with n ≤ a few hundred): multi-threaded BLAS
 gains nothing there, and when PyMC runs chains in several processes (``cores > 1``) every process
-would start as many BLAS threads as the machine has cores, a measured 7× slow-down on two cores.
+would start as many BLAS threads as the machine has cores and oversubscribe it (see the
+benchmarks page in the documentation).
 One thread also makes floating-point results independent of the machine's load.
 """
 

@@ -132,9 +132,9 @@ class CKAM(KernelStep):
     accepted with ``min(1, π(x*)/π(x))``. Every component is symmetric (the hop sums over
     ordered pairs, so ``z_b − z_a`` is as likely as ``z_a − z_b``), hence so is the mixture:
     ``q(x* | x) = q(x | x*)`` and the ratio needs no proposal term. The hops move the chain
-    between the modes *within* a sampling phase (about 14 mode changes per 1000 sampling draws
-    on paper 004's bimodal target, against 0.1–0.4 with the random walk alone), so the mode
-    weights no longer rest on the mode each phase happened to start in.
+    between the modes *within* a sampling phase, so the mode weights no longer rest on the mode
+    each phase happened to start in (how often they do: see the benchmarks page in the
+    documentation).
 
     Parameters
     ----------

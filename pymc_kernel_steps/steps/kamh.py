@@ -28,14 +28,13 @@ SCALE_RANGE = 1e4
 #: below this trace of MᵀHM the kernel's features vanish at the state: it sets no scale for ν²
 _MIN_TRACE = 1e-12
 #: candidate multiples of the median-heuristic lengthscale tried during tuning (default kernel).
-#: The longest makes the kernel nearly linear over the history, i.e. adaptive Metropolis: on the
-#: rotated 10-d Gaussian it raised KAMH's bulk ESS from 2.4x to 1.4x below AdaptiveMetropolis's,
-#: at the same ESS_err on the 8-d banana (benchmarks/error_ess.py)
+#: The longest makes the kernel nearly linear over the history, i.e. adaptive Metropolis, for
+#: near-Gaussian targets (its effect: see the benchmarks page in the documentation)
 LENGTHSCALE_FACTORS = (1.0, 2.0, 4.0, 8.0, 32.0)
 #: weight of a new squared jump in the candidates' moving averages
 _JUMP_AVERAGE_WEIGHT = 0.02
 #: share of the tuning phase spent trying lengthscale candidates (then the best is kept; with 1,
-#: at the end of tuning: measured better on the 2-d banana than 0.75 with ν² tuned for the best)
+#: at the end of tuning)
 CANDIDATE_SEARCH_SHARE = 1.0
 
 

@@ -678,9 +678,8 @@ class KMCLite(_KMC):
         values are conditional log densities at the other variables' values of the moment, and
         with a noisy (pseudo-marginal) log density they are estimates: the fit is then rougher,
         never wrong. The frozen kernel is exact either way. ``"score_matching"`` is the paper's
-        surrogate, fitted to the *states* of the history; on every benchmark target the
-        regression surrogate was as accurate per evaluation or more, at about twice the own time
-        per iteration.
+        surrogate, fitted to the *states* of the history. How the two compare: see the
+        benchmarks page in the documentation.
     trend : {"auto", "quartic", "quadratic"}, default "auto"
         The parametric part of ``surrogate="regression"`` (beyond the papers), in place of
         ``−½‖u‖²``: ``"quadratic"`` keeps that Gaussian; ``"quartic"`` is the least-squares
@@ -693,11 +692,8 @@ class KMCLite(_KMC):
         (:func:`~pymc_kernel_steps.core.select_trend`), decided at each hyper-parameter
         selection; both need at least twice as many informative evaluations as the quartic's
         ``1 + d + d(d+1) + d²`` coefficients (2000 are used at most, so ``d ≤ 20``), and
-        otherwise the quadratic trend is used. On the 8-d banana, whose log density is a quartic
-        of this family, the worst coordinate's error-based ESS per 1000 evaluations went from
-        1.8 to 34 (30 runs of 12,000 evaluations); on Pima, a Lotka–Volterra ODE and a GP
-        classifier it was 1.1–3.1× the quadratic trend's, and on a Student-t ``"auto"`` kept the
-        quadratic trend (see the benchmarks). Trajectories on a quartic can grow fast where it
+        otherwise the quadratic trend is used. How the trends compare: see the benchmarks page in
+        the documentation. Trajectories on a quartic can grow fast where it
         is steep; one that
         leaves the region the chain has seen is rejected without evaluating the model (see
         ``confine``).
@@ -983,10 +979,9 @@ class KMCLite(_KMC):
         frame, precisions between 1/100 and 100 of the history's), so that the surrogate's
         Gaussian term is the log density's best quadratic rather than the history's Gaussian.
 
-        The history's covariance after a short tuning can underestimate a direction 10–50× (on
-        a rotated 10-d Gaussian); a Gaussian term that narrow is beyond what the kernel
-        correction can widen (gradient error 4–18 times the gradient, acceptance 0.002). The
-        evaluations, at rejected proposals too, see the log density's curvature there. With too
+        The history's covariance after a short tuning can underestimate a direction many times
+        over, and a Gaussian term that narrow is beyond what the kernel correction can widen.
+        The evaluations, at rejected proposals too, see the log density's curvature there. With too
         few evaluations for the quadratic the history's frame is kept."""
         if self.surrogate_kind != "regression":
             return history_frame
