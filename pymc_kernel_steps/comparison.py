@@ -355,13 +355,14 @@ def _unconstrained(model):
         value = float(logp_fn(DictToArrayBijection.rmap(RaveledVars(np.asarray(x), info))))
         return value if not math.isnan(value) else -math.inf
 
-    rv_names = [rv.name for rv in model.free_RVs]
+    rv_names = [rv.name for rv in model.free_RVs] + [d.name for d in model.deterministics]
     outs = model.unobserved_value_vars
     transform = model.compile_fn(outs, inputs=model.value_vars, on_unused_input="ignore")
     out_names = [o.name for o in outs]
 
     def to_posterior(draws):
-        """``draws (chain, draw, size)`` in the unconstrained space -> {rv name: values}."""
+        """``draws (chain, draw, size)`` in the unconstrained space -> {name: values} of the free
+        variables and the deterministics."""
         chains, n = draws.shape[:2]
         values = {name: [] for name in rv_names}
         for x in draws.reshape(chains * n, -1):

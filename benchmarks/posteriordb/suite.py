@@ -1,0 +1,82 @@
+"""The posteriordb suite: every posterior a black box, our samplers against the peers.
+
+Runs :func:`pymc_kernel_steps.bench.suite.run_posterior` (budget, replicates) on each posterior and
+writes its tidy frame to ``runs/<posterior>.csv.gz`` beside this script; ``--report`` reads every
+committed frame and writes the suite page ``docs/benchmarks/posteriordb.md`` and its figure.
+
+Usage::
+
+    python benchmarks/posteriordb/suite.py --run all              # every posterior (hours)
+    python benchmarks/posteriordb/suite.py --run arK-arK sblrc-blr --replicates 3 --budget 2000
+    python benchmarks/posteriordb/suite.py --report
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import logging
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import pandas as pd
+
+from pymc_kernel_steps.bench import posteriordb
+from pymc_kernel_steps.bench.report import write_suite_page
+from pymc_kernel_steps.bench.suite import OURS, PEERS, run_posterior
+
+HERE = Path(__file__).parent
+RUNS = HERE / "runs"
+DOCS = HERE.parents[1] / "docs" / "benchmarks"
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--run", nargs="*", default=[], help="posteriors to run, or 'all'")
+    parser.add_argument("--budget", type=int, default=10_000)
+    parser.add_argument("--replicates", type=int, default=10)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--samplers",
+        nargs="*",
+        default=None,
+        help="run only these samplers and replace their rows in the posterior's existing frame",
+    )
+    parser.add_argument("--runs-dir", type=Path, default=RUNS)
+    parser.add_argument("--report", action="store_true", help="write the suite page")
+    parser.add_argument("--page", type=Path, default=DOCS / "posteriordb.md")
+    args = parser.parse_args(argv)
+    names = list(posteriordb.POSTERIORS) if args.run == ["all"] else args.run
+    args.runs_dir.mkdir(parents=True, exist_ok=True)
+    logging.getLogger("pymc").setLevel(logging.ERROR)
+    for name in names:
+        start = time.time()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            df = run_posterior(
+                name,
+                budget=args.budget,
+                replicates=args.replicates,
+                samplers=tuple(args.samplers or OURS + PEERS),
+                random_seed=args.seed,
+                progress=lambda m, s=start: print(f"  {time.time() - s:6.0f} s {m}", flush=True),
+            )
+        df["run_date"] = datetime.date.today().isoformat()
+        df["command"] = " ".join(["python", *sys.argv])
+        path = args.runs_dir / f"{name}.csv.gz"
+        if args.samplers and path.exists():
+            earlier = pd.read_csv(path)
+            earlier = earlier[~earlier["sampler"].isin(args.samplers)]
+            df = pd.concat([earlier, df], ignore_index=True)
+        df.to_csv(path, index=False)
+        print(f"{name}: {time.time() - start:.0f} s", flush=True)
+    if args.report:
+        frames = [pd.read_csv(path) for path in sorted(args.runs_dir.glob("*.csv.gz"))]
+        write_suite_page(pd.concat(frames, ignore_index=True), args.page)
+        print(f"wrote {args.page}")
+
+
+if __name__ == "__main__":
+    main()

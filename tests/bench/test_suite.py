@@ -1,0 +1,81 @@
+"""The suite's peers and its metric."""
+
+from __future__ import annotations
+
+import numpy as np
+import pymc as pm
+import pytest
+
+from pymc_kernel_steps.bench import posteriordb
+from pymc_kernel_steps.bench.peers import emcee_burn_in, optimise_start, run_emcee_expert
+from pymc_kernel_steps.bench.report import write_suite_page
+from pymc_kernel_steps.bench.suite import _ess, ratios, run_posterior, suite_table
+
+
+def test_the_reference_error_is_subtracted_and_floors_the_mse():
+    var_f, mcse = np.array([4.0, 4.0]), np.array([0.1, 0.1])
+    sq_error = np.array([[0.015, 1.0], [0.005, 1.0]])  # coordinate 0: MSE at the floor
+    ess, capped = _ess(sq_error, var_f, mcse, evaluations=1000.0)
+    assert ess == pytest.approx(4.0 / (1.0 - 0.01))  # coordinate 1 is the worst
+    assert not capped
+    ess, capped = _ess(sq_error[:, :1], var_f[:1], mcse[:1], evaluations=1000.0)
+    assert ess == pytest.approx(4.0 / 0.01) and capped
+
+
+def test_burn_in_waits_for_the_walkers_to_arrive_and_stops_at_half():
+    lp = np.concatenate([np.linspace(-1000, -10, 40), np.full(160, -10.0)])[:, None]
+    assert emcee_burn_in(lp + np.zeros((1, 4)), tau=2.0) == 39
+    assert emcee_burn_in(np.full((100, 4), -1.0), tau=5.0) == 15
+    assert emcee_burn_in(np.full((100, 4), -1.0), tau=np.inf) == 50
+
+
+def test_the_optimiser_finds_an_ill_conditioned_optimum_within_its_budget():
+    scales = np.array([1e-3, 1.0, 30.0])
+    target = np.array([1.0, -2.0, 5.0])
+
+    def logp(x):
+        return -0.5 * np.sum(((x - target) / scales) ** 2)
+
+    optimum, scale, spent = optimise_start(logp, np.zeros(3), max_evaluations=2000)
+    assert spent <= 2000 + 2 * (3 + 1)
+    assert np.all(np.abs(optimum - target) <= 1e-2 * scales), optimum
+    assert np.all(scale > 0) and np.all(np.isfinite(scale))
+
+
+def test_emcee_stays_within_its_budget_and_finds_a_gaussian():
+    with pm.Model() as model:
+        pm.Normal("x", mu=[3.0, -1.0], sigma=[0.5, 2.0])
+    out = run_emcee_expert(model, 6000, seed=2)
+    assert out["evaluations"] <= 6000
+    draws = out["idata"]["posterior"]["x"].values.reshape(-1, 2)
+    np.testing.assert_allclose(draws.mean(axis=0), [3.0, -1.0], atol=0.3)
+    np.testing.assert_allclose(draws.std(axis=0), [0.5, 2.0], rtol=0.25)
+
+
+@pytest.mark.slow
+def test_a_small_suite_run_writes_a_page(tmp_path):
+    df = run_posterior(
+        "gp_pois_regr-gp_regr",
+        budget=800,
+        replicates=2,
+        samplers=("AdaptiveMetropolis", "emcee", "DEMetropolisZ", "NUTS-FD"),
+    )
+    assert set(df["sampler"]) == {"AdaptiveMetropolis", "emcee", "DEMetropolisZ", "NUTS-FD"}
+    per_run = df.drop_duplicates(["sampler", "replicate"])
+    assert (per_run["evaluations"] <= 1.01 * 800).all()
+    assert df["mcse_ref"].gt(0).all() and (df["dim"] == 3).all()
+    table = suite_table(df, n_boot=50)
+    summary = ratios(table)
+    assert set(summary["statistic"]) == {"mean", "second_moment"}
+    assert (summary["ours"] == "AdaptiveMetropolis").all()
+    df["run_date"] = "2026-01-01"
+    page = tmp_path / "posteriordb.md"
+    write_suite_page(df, page, n_boot=50)
+    text = page.read_text()
+    assert "gp_pois_regr-gp_regr" in text and (tmp_path / "posteriordb.png").exists()
+    assert "Not yet run" in text
+
+
+def test_labels_follow_the_flattened_reference():
+    labels = posteriordb.labels("hmm_example-hmm_example")
+    assert labels == ["theta1[0]", "theta1[1]", "theta2[0]", "theta2[1]", "mu[0]", "mu[1]"]
