@@ -13,7 +13,7 @@ find_python = for cand in "python3.13" "python3.12" "PYENV_VERSION=3.13.0 python
 BENCH_STAMP := $(VENV)/.bench-installed
 DOCS_STAMP := $(VENV)/.docs-installed
 
-.PHONY: venv demo test test-fast lint docs bench bench-quick bench-within clean
+.PHONY: venv demo test test-fast lint docs bench bench-suite bench-quick bench-within clean
 
 $(STAMP): pyproject.toml
 	@PYTHON="$$($(find_python))"; \
@@ -63,10 +63,21 @@ $(BENCH_STAMP): $(STAMP) pyproject.toml
 bench: $(BENCH_STAMP)
 	$(PY) benchmarks/compare.py --verbose --csv $(BENCH_ARGS)
 
-# The same on the banana at budget 2,000 with 3 replicates (3.5 minutes on the development machine
-# under load); writes docs/benchmarks/quick/.
+# The yardstick: the posteriordb suite (15 posteriors as black boxes, our samplers against SMC,
+# emcee, DEMetropolisZ and NUTS on finite differences; budget 10,000, 10 runs each), then its page
+# docs/benchmarks/posteriordb.md from every frame in benchmarks/posteriordb/runs/. About 10-15
+# minutes per posterior on the 2-core development machine, the Lotka-Volterra ODE (5-7 ms per
+# evaluation) about an hour: 4-5 hours in all. SUITE_ARGS="--run arK-arK" runs one posterior.
+SUITE_ARGS ?= --run all
+bench-suite: $(BENCH_STAMP)
+	$(PY) benchmarks/posteriordb/suite.py $(SUITE_ARGS) --report
+
+# A small subset of the suite (three posteriors, budget 2,000, 3 runs: a few minutes), written to
+# bench-output/quick/ (not committed).
 bench-quick: $(BENCH_STAMP)
-	$(PY) benchmarks/compare.py --quick --verbose $(BENCH_ARGS)
+	$(PY) benchmarks/posteriordb/suite.py --run sblrc-blr arK-arK gp_pois_regr-gp_regr \
+		--budget 2000 --replicates 3 --runs-dir bench-output/quick \
+		--report --page bench-output/quick/posteriordb.md
 
 # Within-run ESS per evaluation and per second (the older benchmark, benchmarks/run.py).
 bench-within: $(STAMP)
