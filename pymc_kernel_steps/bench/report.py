@@ -72,7 +72,7 @@ def plot_ratios(table: pd.DataFrame, path: Path) -> None:
     ax.set_xscale("log")
     ax.set_yticks(y, [f"{p} (d={d})" for p, d in zip(mean["posterior"], mean["dim"], strict=True)])
     ax.set_xlabel("ESS_err per evaluation: our best sampler / the best peer (worst coordinate)")
-    ax.legend(loc="lower right", frameon=False)
+    ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=2, frameon=False)
     ax.grid(axis="x", which="both", alpha=0.3)
     fig.tight_layout()
     fig.savefig(path, dpi=110)

@@ -97,7 +97,7 @@ POSTERIORS: dict[str, Posterior] = _posteriors(
         "gp_pois_regr-gp_pois_regr",
         models.gp_pois_regr,
         ("rho", "alpha", "f"),
-        {"target_accept": 0.9},
+        {"target_accept": 0.95},
     ),
     Posterior("gp_pois_regr-gp_regr", models.gp_regr, ("rho", "alpha", "sigma")),
     Posterior(
@@ -110,7 +110,7 @@ POSTERIORS: dict[str, Posterior] = _posteriors(
         "diamonds-diamonds",
         models.diamonds,
         ("b", "Intercept", "sigma"),
-        {"init": "jitter+adapt_full", "tune": 1500},
+        {"init": "jitter+adapt_full", "tune": 1000},
     ),
 )
 
@@ -212,7 +212,7 @@ def check_translation(
     from ...diagnostics import posterior_draws
 
     posterior = _posterior(name)
-    settings = {"draws": 1000, "tune": 1000, **posterior.nuts, **sample_kwargs}
+    settings = {"draws": 500, "tune": 500, **posterior.nuts, **sample_kwargs}
     with pymc_model if pymc_model is not None else model(name, gradient=True):
         idata = pm.sample(
             chains=chains,
