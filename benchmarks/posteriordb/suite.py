@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import logging
+import subprocess
 import sys
 import time
 import warnings
@@ -30,6 +31,23 @@ from pymc_kernel_steps.bench.suite import OURS, PEERS, run_posterior
 HERE = Path(__file__).parent
 RUNS = HERE / "runs"
 DOCS = HERE.parents[1] / "docs" / "benchmarks"
+
+
+def _git_commit() -> str:
+    """The checkout's commit, with ``+changes`` when files differ from it."""
+    try:
+        commit = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=HERE
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True,
+            text=True,
+            cwd=HERE,
+        ).stdout.strip()
+    except OSError:
+        return "unknown"
+    return f"{commit}+changes" if dirty else commit or "unknown"
 
 
 def main(argv=None) -> None:
@@ -65,6 +83,7 @@ def main(argv=None) -> None:
             )
         df["run_date"] = datetime.date.today().isoformat()
         df["command"] = " ".join(["python", *sys.argv])
+        df["git_commit"] = _git_commit()
         path = args.runs_dir / f"{name}.csv.gz"
         if args.samplers and path.exists():
             earlier = pd.read_csv(path)

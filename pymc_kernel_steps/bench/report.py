@@ -104,6 +104,7 @@ def write_suite_page(frames: pd.DataFrame, path: Path, *, n_boot: int = 1000) ->
     budgets = sorted(frames["budget"].unique())
     replicates = sorted(frames.groupby("posterior")["replicate"].nunique().unique())
     dates = sorted(frames["run_date"].dropna().unique()) if "run_date" in frames else []
+    commits = sorted(frames["git_commit"].dropna().unique()) if "git_commit" in frames else []
     won = int((mean["ratio_lo"] > 1).sum())
     lost = int((mean["ratio_hi"] < 1).sum())
     won2 = int((second["ratio_lo"] > 1).sum())
@@ -125,7 +126,8 @@ def write_suite_page(frames: pd.DataFrame, path: Path, *, n_boot: int = 1000) ->
         "",
         f"- Budget: {', '.join(f'{b:,}' for b in budgets)} evaluations per run; "
         f"{', '.join(map(str, replicates))} runs per sampler and posterior; run on "
-        f"{', '.join(dates) or 'unrecorded dates'} (2-core development machine).",
+        f"{', '.join(dates) or 'unrecorded dates'} (2-core development machine), code at "
+        f"{', '.join(f'`{c}`' for c in commits) or 'an unrecorded commit'}.",
         "- Ours: "
         + ", ".join(f"`{s}`" for s in OURS)
         + " (defaults). Peers: "
@@ -146,11 +148,12 @@ def write_suite_page(frames: pd.DataFrame, path: Path, *, n_boot: int = 1000) ->
         "",
         "## Per posterior",
         "",
-        "Our best and the best peer are chosen per posterior by their E[x] figure (E[x²] likewise,",
-        "separately). `≥` marks a figure at the reference's floor (see the metric below): the",
-        "sampler may be better still, so a ratio involving it is a bound. Within-run ESS: the",
-        "median over runs of ArviZ's smallest bulk ESS per 1000 evaluations of our best, beside",
-        "the error-based figure, never instead of it.",
+        "Our best and the best peer are chosen per posterior by their E[x] figure (E[x²]",
+        "likewise, separately; picking the best of several favours both sides alike). `≥` marks",
+        "a figure at the reference's floor (see the metric below): the sampler may be better",
+        "still, so a ratio involving it is a bound. Within-run ESS: the median over runs of",
+        "ArviZ's smallest bulk ESS per 1000 evaluations of our best, beside the error-based",
+        "figure, never instead of it.",
         "",
         "| posterior | d | ours: best (E[x]) | best peer (E[x]) | ratio E[x] | ratio E[x²] | "
         "within-run ESS | result |",

@@ -409,8 +409,13 @@ def lotka_volterra(data, gradient: bool = True) -> pm.Model:
     ts = _vector(data, "ts")
     y = np.asarray(data["y"], dtype=float)
     with pm.Model() as model:
+        prior_centre = np.array([1.0, 0.05, 1.0, 0.05])
         theta = pm.TruncatedNormal(
-            "theta", mu=[1.0, 0.05, 1.0, 0.05], sigma=[0.5, 0.05, 0.5, 0.05], lower=0.0
+            "theta",
+            mu=prior_centre,
+            sigma=[0.5, 0.05, 0.5, 0.05],
+            lower=0.0,
+            initval=prior_centre,  # PyMC's default start, theta = 1, makes the ODE stiff
         )
         z_init = pm.LogNormal("z_init", mu=math.log(10.0), sigma=1.0, shape=2)
         sigma = pm.LogNormal("sigma", mu=-1.0, sigma=1.0, shape=2)
