@@ -338,8 +338,12 @@ class AdaptiveHMC(KernelStep):
             or not np.array_equal(state.position, x)
             or (self.shared and self._outside_changed())
         ):
+            first = state is None
             chain.hamiltonian = HamiltonianState.at(self._logp_and_grad, x)
             evaluations += 1
+            if first:
+                nan = chain.nan_this_iteration  # _logp_and_grad returns NaN as -inf
+                self._check_start(x, math.nan if nan else chain.hamiltonian.logp)
             if self.shared:
                 self._snapshot_outside()
         if chain.tuner is None:

@@ -14,6 +14,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 from pymc.blocking import DictToArrayBijection, RaveledVars
+from pymc.exceptions import SamplingError
 from pymc.model import modelcontext
 from pymc.pytensorf import compile as pm_compile
 from pymc.pytensorf import join_nonshared_inputs, make_shared_replacements, reseed_rngs
@@ -395,6 +396,33 @@ class KernelStep(ArrayStepShared):
             f"at the point {shown}"
         )
 
+    def _check_start(self, x: np.ndarray, value: float) -> None:
+        """Raise :class:`pymc.exceptions.SamplingError` naming the starting values (every
+        variable's, as ``model.check_start_vals`` does for NUTS) if the log density at a chain's
+        first point is not finite: from there every draw would be rejected or NaN."""
+        if math.isfinite(value):
+            return
+        point = {}
+        if self._point_map_info is not None:
+            block = DictToArrayBijection.rmap(RaveledVars(np.asarray(x), self._point_map_info))
+            point.update({k: np.asarray(v).tolist() for k, v in block.items()})
+        else:
+            point["(step's block)"] = np.asarray(x).tolist()
+        for name, shared in self.shared.items():
+            point[name] = np.asarray(shared.get_value(borrow=True)).tolist()
+        index = _sampling_chain_index()
+        which = "the chain" if index is None else f"chain {index}"
+        raise SamplingError(
+            "Initial evaluation of model at starting point failed!\n"
+            f"{type(self).__name__}: the model's log density at the starting point of {which} "
+            f"is {value}.\nStarting values (of the model's value variables, i.e. "
+            f"unconstrained):\n{point}\n"
+            "A NaN value of a transformed variable (such as 'sigma_log__') comes from an initial "
+            "value outside the variable's support (check `initvals`); -inf from a point the "
+            "model rules out. `model.point_logps(point)` and `model.debug()` show which term "
+            "fails."
+        )
+
     def _outside_changed(self) -> bool:
         previous = self.chain.outside_values
         if len(previous) != len(self.shared):
@@ -420,6 +448,8 @@ class KernelStep(ArrayStepShared):
         ):
             return chain.current_logp, 0
         value = self._evaluate_logp(x, self._point_map_info)
+        if chain.current_point is None:  # the chain's first point
+            self._check_start(x, value)
         chain.current_logp = value if not math.isnan(value) else -math.inf
         chain.current_point = x.copy()
         if self.shared:
