@@ -95,7 +95,8 @@ class AdaptiveHMC(KernelStep):
     Parameters
     ----------
     vars : list of variables, optional
-        Continuous variables to sample (default: all free variables of the model).
+        Continuous variables to sample (default: all continuous free variables of the model;
+        ``pm.sample`` assigns discrete ones to PyMC's step methods).
     step_size_bounds : (float, float), optional
         The box's step-size range, in the mass matrix's metric (default ``[ε₀ / 10, 2 ε₀]`` with
         ``ε₀`` the step size at which one leapfrog step is accepted with probability ½, found by

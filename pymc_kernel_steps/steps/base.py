@@ -146,7 +146,8 @@ class KernelStep(ArrayStepShared):
     Parameters
     ----------
     vars : list of variables, optional
-        Continuous free variables to sample; default all of the model's.
+        Continuous free variables to sample; default all of the model's continuous ones
+        (``pm.sample`` assigns its discrete ones to PyMC's step methods).
     model : pymc.Model, optional
     initial_point : dict, optional
         Point at which the values of variables outside the block are taken for compilation.
@@ -202,7 +203,18 @@ class KernelStep(ArrayStepShared):
         model = modelcontext(model)
         if initial_point is None:
             initial_point = model.initial_point()
-        vars = model.value_vars if vars is None else get_value_vars_from_user_vars(vars, model)
+        if vars is None:
+            # as PyMC's own continuous samplers do: take the variables this step can sample and
+            # leave the discrete ones to pm.sample, which assigns them to its own step methods
+            vars = model.continuous_value_vars
+            if not vars:
+                raise ValueError(
+                    f"{type(self).__name__} samples continuous variables only, and the model has "
+                    "no continuous free variables. Use pm.Metropolis or "
+                    "pm.CategoricalGibbsMetropolis for discrete ones."
+                )
+        else:
+            vars = get_value_vars_from_user_vars(vars, model)
         for var in vars:
             if var.dtype in discrete_types:
                 raise ValueError(

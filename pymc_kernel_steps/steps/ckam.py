@@ -139,7 +139,8 @@ class CKAM(KernelStep):
     Parameters
     ----------
     vars : list of variables, optional
-        Continuous variables to sample (default: all free variables of the model).
+        Continuous variables to sample (default: all continuous free variables of the model;
+        ``pm.sample`` assigns discrete ones to PyMC's step methods).
     cycle_length : int, optional
         ``T_c``. Default: ``(tune + draws) // 20`` (about 20 cycles per chain), at most 1000 (the
         paper's value), at least :attr:`min_cycle_length`. Longer cycles sample each visited mode

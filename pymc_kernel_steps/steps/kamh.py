@@ -85,7 +85,8 @@ class KAMH(KernelStep):
     Parameters
     ----------
     vars : list of variables, optional
-        Continuous variables to sample (default: all free variables of the model).
+        Continuous variables to sample (default: all continuous free variables of the model;
+        ``pm.sample`` assigns discrete ones to PyMC's step methods).
     kernel : Kernel, optional
         Default: a :class:`~pymc_kernel_steps.core.GaussianKernel` whose lengthscale is chosen
         during tuning among 1, 2, 4, 8 and 32 times the median heuristic (refreshed with the
@@ -457,7 +458,8 @@ class AdaptiveMetropolis(KAMH):
     Parameters
     ----------
     vars : list of variables, optional
-        Continuous variables to sample (default: all free variables of the model).
+        Continuous variables to sample (default: all continuous free variables of the model;
+        ``pm.sample`` assigns discrete ones to PyMC's step methods).
     subsample_size : int, default 500
         Number ``n`` of history points in the sub-sample ``z`` whose covariance is learned.
     gamma : float, default 0.2

@@ -653,7 +653,8 @@ class KMCLite(_KMC):
     Parameters
     ----------
     vars : list of variables, optional
-        Continuous variables to sample (default: all free variables of the model).
+        Continuous variables to sample (default: all continuous free variables of the model;
+        ``pm.sample`` assigns discrete ones to PyMC's step methods).
     subsample_size : int, default 500
         Size ``n`` of the history sub-sample the surrogate is fitted on (with
         ``surrogate="regression"``: the number of kernel centres).
@@ -1079,7 +1080,8 @@ class KMCFinite(_KMC):
     Parameters
     ----------
     vars : list of variables, optional
-        Continuous variables to sample (default: all free variables of the model).
+        Continuous variables to sample (default: all continuous free variables of the model;
+        ``pm.sample`` assigns discrete ones to PyMC's step methods).
     n_features : int, default 300
         Number ``m`` of random Fourier features.
     n_steps : int or tuple of (int, int), default (10, 30)

@@ -3,6 +3,7 @@ messages that mislead (the "new user" issue). Every step class is checked."""
 
 from __future__ import annotations
 
+import numpy as np
 import pymc as pm
 import pytest
 from pymc.exceptions import SamplingError
@@ -63,3 +64,32 @@ def test_minus_infinite_start_is_an_error_too(any_step):
                 cores=1,
                 **QUIET,
             )
+
+
+# ---------------------------------------------------------------- B. discrete variables
+def test_vars_none_takes_the_continuous_variables_and_pymc_assigns_the_rest(any_step):
+    with pm.Model():
+        rate = pm.HalfNormal("rate", 3.0)
+        pm.Poisson("k", rate)
+        pm.Poisson("y", rate, observed=[1, 2, 3])
+        step = any_step()
+        assert [v.name for v in step.vars] == ["rate_log__"]
+        idata = pm.sample(step=step, tune=50, draws=50, chains=1, cores=1, random_seed=2, **QUIET)
+    k = idata.posterior["k"].values
+    assert np.all(k >= 0) and len(np.unique(k)) > 1  # sampled by PyMC's Metropolis
+    assert np.all(np.isfinite(idata.posterior["rate"].values))
+
+
+def test_an_explicit_discrete_variable_is_an_error_naming_it(any_step):
+    with pm.Model():
+        rate = pm.HalfNormal("rate", 3.0)
+        k = pm.Poisson("k", rate)
+        with pytest.raises(ValueError, match="'k' is discrete"):
+            any_step([rate, k])
+
+
+def test_a_model_without_continuous_variables_is_an_error(any_step):
+    with pm.Model():
+        pm.Poisson("k", 3.0)
+        with pytest.raises(ValueError, match="no continuous"):
+            any_step()
