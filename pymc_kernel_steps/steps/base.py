@@ -208,9 +208,12 @@ class KernelStep(ArrayStepShared):
             # leave the discrete ones to pm.sample, which assigns them to its own step methods
             vars = model.continuous_value_vars
             if not vars:
+                discrete = ", ".join(
+                    f"{v.name!r} is discrete ({v.dtype})" for v in model.value_vars
+                )
                 raise ValueError(
                     f"{type(self).__name__} samples continuous variables only, and the model has "
-                    "no continuous free variables. Use pm.Metropolis or "
+                    f"no continuous free variables ({discrete}). Use pm.Metropolis or "
                     "pm.CategoricalGibbsMetropolis for discrete ones."
                 )
         else:
