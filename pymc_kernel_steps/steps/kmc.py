@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from pymc.model import modelcontext
 
 from ..core.adaptation import DualAveraging, JumpDistanceStepSize, RobbinsMonroScale
 from ..core.bayesopt import SearchBox, WindowedTuner
@@ -227,10 +228,12 @@ class _KMC(KernelStep):
             adapt_after_tuning=adapt_after_tuning,
             scouts=scouts,
         )
-        self.warm_history = None if history is None else self._warm_states(history)
+        self.warm_history = (
+            None if history is None else self._warm_states(history, modelcontext(model))
+        )
 
-    def _warm_states(self, history) -> np.ndarray:
-        states = self._states_from(history)
+    def _warm_states(self, history, model) -> np.ndarray:
+        states = self._states_from(history, model=model)
         distinct = np.unique(states, axis=0).shape[0]
         if distinct < _MIN_DISTINCT_STATES:
             raise ValueError(
@@ -778,10 +781,11 @@ class KMCLite(_KMC):
         default, fewer than 2000 tuning iterations), for a noisy (pseudo-marginal) log density,
         and after a warm start.
     history : arviz.DataTree, InferenceData or array of shape (n, d), optional
-        A warm start: states from an earlier run (``idata``, chains and draws pooled, whose
-        ``posterior`` holds the variables this step samples; for a transformed variable such as
-        ``sigma_log__``, sample it with ``idata_kwargs={"include_transformed": True}``), or an
-        ``(n, d)`` array of states in the step's coordinates. Every chain begins its history
+        A warm start: states from an earlier run (``idata`` or ``idata.posterior``, chains and
+        draws pooled; a transformed variable such as ``sigma_log__`` is read from the posterior
+        if it was recorded, ``idata_kwargs={"include_transformed": True}``, and otherwise
+        computed from the constrained draws with the model's transform), or an ``(n, d)`` array
+        of states in the step's coordinates. Every chain begins its history
         with them and fits the surrogate, whitening, mass matrix and step size to them before
         its first iteration, with no random-walk phase; tuning then goes on from there (and may
         be short). With ``tune=0`` the kernel is fixed from the first draw (it depends on these
@@ -923,8 +927,8 @@ class KMCLite(_KMC):
             chain.evaluated_values = []
         return chain
 
-    def _warm_states(self, history) -> np.ndarray:
-        states = super()._warm_states(history)
+    def _warm_states(self, history, model) -> np.ndarray:
+        states = super()._warm_states(history, model)
         if self.surrogate_kind == "regression":
             self.warm_log_densities = self._warm_log_densities(history, len(states))
         return states
@@ -943,6 +947,13 @@ class KMCLite(_KMC):
                 f"which also depend on {sorted(self.shared)}; {hint}"
             )
         sample_stats = getattr(history, "sample_stats", None)
+        if getattr(history, "posterior", None) is None and hasattr(history, "data_vars"):
+            raise ValueError(
+                "`history` is a posterior alone (such as idata.posterior); with "
+                "surrogate='regression' pass the whole result of pm.sample (`history=idata`), "
+                "whose sample_stats hold the log density `lp` of every draw that the surrogate is "
+                f"fitted to; {hint}"
+            )
         if (
             getattr(history, "posterior", None) is None
             or sample_stats is None
@@ -1155,10 +1166,11 @@ class KMCFinite(_KMC):
         default, fewer than 2000 tuning iterations), for a noisy (pseudo-marginal) log density,
         and after a warm start.
     history : arviz.DataTree, InferenceData or array of shape (n, d), optional
-        A warm start: states from an earlier run (``idata``, chains and draws pooled, whose
-        ``posterior`` holds the variables this step samples; for a transformed variable such as
-        ``sigma_log__``, sample it with ``idata_kwargs={"include_transformed": True}``), or an
-        ``(n, d)`` array of states in the step's coordinates. Every chain begins its history
+        A warm start: states from an earlier run (``idata`` or ``idata.posterior``, chains and
+        draws pooled; a transformed variable such as ``sigma_log__`` is read from the posterior
+        if it was recorded, ``idata_kwargs={"include_transformed": True}``, and otherwise
+        computed from the constrained draws with the model's transform), or an ``(n, d)`` array
+        of states in the step's coordinates. Every chain begins its history
         with them and fits the surrogate, whitening, mass matrix and step size to them before
         its first iteration, with no random-walk phase; tuning then goes on from there (and may
         be short). With ``tune=0`` the kernel is fixed from the first draw (it depends on these

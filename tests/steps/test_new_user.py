@@ -93,3 +93,43 @@ def test_a_model_without_continuous_variables_is_an_error(any_step):
         pm.Poisson("k", 3.0)
         with pytest.raises(ValueError, match="no continuous"):
             any_step()
+
+
+# ---------------------------------------------------------------- D. messages that mislead
+
+
+def _pilot(**idata_kwargs):
+    with pm.Model() as model:
+        pm.HalfNormal("s", 2.0)
+        pm.Uniform("u", -1.0, 3.0, shape=2)
+        idata = pm.sample(
+            step=KAMH(),
+            tune=100,
+            draws=50,
+            chains=2,
+            cores=1,
+            random_seed=5,
+            **QUIET,
+            **idata_kwargs,
+        )
+    return model, idata
+
+
+def test_history_without_include_transformed_uses_the_models_transforms():
+    model, plain = _pilot()
+    _, recorded = _pilot(idata_kwargs={"include_transformed": True})
+    assert "s_log__" not in plain.posterior and "s_log__" in recorded.posterior
+    with model:
+        from_constrained = KMCLite(history=plain).warm_history
+        from_recorded = KMCLite(history=recorded).warm_history
+        from_posterior = KMCLite(history=plain.posterior, surrogate="score_matching").warm_history
+    np.testing.assert_allclose(from_constrained, from_recorded, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(from_posterior, from_recorded, rtol=1e-10, atol=1e-12)
+    expected_s = np.log(plain.posterior["s"].values.reshape(-1))
+    np.testing.assert_allclose(from_constrained[:, 0], expected_s, rtol=1e-12)
+
+
+def test_history_posterior_alone_with_the_regression_surrogate_says_what_to_pass():
+    model, plain = _pilot()
+    with model, pytest.raises(ValueError, match=r"`history` is a posterior alone.*history=idata"):
+        KMCLite(history=plain.posterior)
