@@ -137,9 +137,11 @@ class AdaptiveHMC(KernelStep):
     plus the step-size searches), ``lp`` (the model's log density, emitted as ``model_logp``),
     ``logp_nan``, ``step_size`` (``ε``), ``n_steps`` (``L_r``, the leapfrog steps taken),
     ``max_n_steps`` (``L``), ``esjd`` (this iteration's ``α ‖x* − x‖²_{M⁻¹}``),
-    ``tuning_window`` (index of the reward window, −1 once frozen), ``energy_error`` and
-    ``diverging``. The ``tune`` and ``warning`` stats are consumed by PyMC and do not appear in
-    the DataTree.
+    ``tuning_window`` (index of the reward window, −1 once frozen), ``energy_error``,
+    ``energy`` (the Hamiltonian ``−log π(q) + ½ pᵀM⁻¹p`` of the state kept, with the trajectory's
+    end momentum if accepted and its initial one if not, as PyMC's HMC: ``az.plot_energy`` and
+    the BFMI read it) and ``diverging``. The ``tune`` and ``warning`` stats are consumed by
+    PyMC and do not appear in the DataTree.
 
     This step uses the model's gradient: it is the gradient-based comparator of the package's
     gradient-free samplers, and an alternative to NUTS. The documentation's Algorithms page says
@@ -155,6 +157,11 @@ class AdaptiveHMC(KernelStep):
     """
 
     name = "adaptive_hmc"
+    divergence_advice = (
+        "Their energy error was non-finite or large: the step size was too long where they "
+        "were. PyMC's advice to 'Increase `target_accept`' is NUTS's: AdaptiveHMC has no "
+        "target_accept; pass a smaller upper bound of step_size_bounds, or tune longer."
+    )
     progress_scale_stat = "step_size"
     progress_scale_label = "Step size"
     stuck_chain_stats = ("accept", "accepted", "step_size", "n_steps", "diverging")
@@ -167,6 +174,7 @@ class AdaptiveHMC(KernelStep):
         "esjd": (np.float64, []),
         "tuning_window": (np.int64, []),
         "energy_error": (np.float64, []),
+        "energy": (np.float64, []),
         "diverging": (bool, []),
     }
 
@@ -371,6 +379,7 @@ class AdaptiveHMC(KernelStep):
             chain.step_size, chain.max_n_steps = chain.tuner.parameters
             chain.adaptation_iteration += 1
 
+        self._count_divergence(info["diverging"])
         stats = {
             "accept": info["accept_prob"],
             "accepted": float(accepted),
@@ -385,6 +394,7 @@ class AdaptiveHMC(KernelStep):
             "esjd": info["esjd_term"],
             "tuning_window": window,
             "energy_error": info["energy_error"],
+            "energy": info["energy"],
             "diverging": info["diverging"],
         }
         return RaveledVars(chain.hamiltonian.position.copy(), q0.point_map_info), [stats]

@@ -8,6 +8,7 @@ It compiles the model's log density for the step's block once, evaluates it once
 from __future__ import annotations
 
 import math
+import numbers
 import sys
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -40,6 +41,7 @@ __all__ = [
     "LogDensityError",
     "require_int",
     "require_positive",
+    "require_real",
 ]
 
 #: consecutive rejections after which a chain counts as stuck in the end-of-sampling check
@@ -94,9 +96,18 @@ def require_bool(name: str, value) -> None:
         raise TypeError(f"`{name}` must be True or False, got {value!r}.")
 
 
+def require_real(name: str, value) -> None:
+    """Raise a TypeError naming ``name`` unless ``value`` is a real number (not a bool, a
+    string or an array), so that ``step_size="0.1"`` is told which parameter is wrong."""
+    if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Real):
+        raise TypeError(f"`{name}` must be a number, got {value!r} of type {type(value).__name__}.")
+
+
 def require_positive(name: str, value) -> None:
-    """Raise a ValueError naming ``name`` unless ``value`` is a positive finite number."""
-    if isinstance(value, bool) or not (np.isscalar(value) and np.isfinite(value) and value > 0):
+    """Raise a ValueError naming ``name`` unless ``value`` is a positive finite number (a
+    TypeError if it is not a number)."""
+    require_real(name, value)
+    if not (np.isfinite(value) and value > 0):
         raise ValueError(f"`{name}` must be a positive finite number, got {value!r}.")
 
 
@@ -124,6 +135,8 @@ class ChainState:
     nan_log_densities: int = 0
     draws_done: int = 0
     draws_accepted: int = 0
+    #: draws after tuning with the `diverging` stat (steps that emit it)
+    draws_diverging: int = 0
     coordinate_scales: CoordinateScales | None = None
     scout_iterations: int = 0  # the first iterations of tuning that belong to the scouts
     scouts: Scouts | None = None
@@ -594,6 +607,7 @@ class KernelStep(ArrayStepShared):
             chain.current_logp = logp_proposal
         else:
             x_new = x
+        info["accepted"] = accepted
         chain.current_point = np.array(x_new, copy=True)
         chain.history.append(x_new)
         chain.iteration += 1
@@ -608,6 +622,8 @@ class KernelStep(ArrayStepShared):
     def _result(self, q0, accept_prob, accepted, evaluations, logp_nan, info):
         """The new state and this iteration's sample stats."""
         chain = self.chain
+        transition_stats = self._transition_stats(info)
+        self._count_divergence(transition_stats.get("diverging", False))
         stats = {
             "accept": accept_prob,
             "accepted": float(accepted),
@@ -615,7 +631,7 @@ class KernelStep(ArrayStepShared):
             "tune": self.tune,
             "logp_nan": logp_nan,
             "warning": self._end_of_chain_warning(),
-            **self._transition_stats(info),
+            **transition_stats,
         }
         if not self.noisy_logp:
             stats["model_logp"] = chain.current_logp
@@ -670,6 +686,14 @@ class KernelStep(ArrayStepShared):
             chain.longest_rejection_run = chain.rejection_run
             chain.longest_rejection_run_end = chain.iteration
 
+    def _count_divergence(self, diverging: bool) -> None:
+        if diverging and not self.tune:
+            self.chain.draws_diverging += 1
+
+    #: what to do about `diverging` draws, for the steps that emit the stat (PyMC's check then
+    #: advises "Increase `target_accept`", which is NUTS's advice); None: no such stat
+    divergence_advice: ClassVar[str | None] = None
+
     #: stats a user should look at when the chain is stuck (subclasses name their own)
     stuck_chain_stats: ClassVar[tuple[str, ...]] = ("accept", "accepted", "logp_evals")
 
@@ -712,7 +736,15 @@ class KernelStep(ArrayStepShared):
                 f"the model's log density was NaN at {chain.nan_log_densities} of {total} "
                 "proposals (counted as rejections, stat `logp_nan`)"
             )
+        note = ""
+        if chain.draws_diverging and self.divergence_advice:
+            note = (
+                f"{name}: {chain.draws_diverging} of {chain.draws_done} draws after tuning are "
+                f"`diverging`. {self.divergence_advice}"
+            )
         if not problems:
+            if note:
+                return SamplerWarning(WarningType.DIVERGENCES, note, "info")
             return None
         stats = ", ".join(f"`{s}`" for s in self.stuck_chain_stats)
         message = (
@@ -720,6 +752,8 @@ class KernelStep(ArrayStepShared):
             f"sample stats {stats} (with discard_tuned_samples=False for the tuning phase) and "
             "at the trace; a longer tuning phase or a better initial point often helps."
         )
+        if note:
+            message += " " + note
         return SamplerWarning(WarningType.BAD_ACCEPTANCE, message, "warning")
 
     # ------------------------------------------------------------------ PyMC integration

@@ -35,7 +35,14 @@ from ..core.schedules import (
     exploration_length,
 )
 from ..core.whitening import Whitening
-from .base import ChainState, KernelStep, require_bool, require_int, require_positive
+from .base import (
+    ChainState,
+    KernelStep,
+    require_bool,
+    require_int,
+    require_positive,
+    require_real,
+)
 from .kamh import SCALE_RANGE, gamma_reference_scale, propose_kam
 
 __all__ = ["CKAM", "default_cycle_length", "sampling_phase"]
@@ -278,9 +285,8 @@ class CKAM(KernelStep):
     ):
         if kernel is not None and not isinstance(kernel, Kernel):
             raise TypeError(f"`kernel` must be a pymc_kernel_steps Kernel, got {kernel!r}.")
-        if isinstance(exploration_fraction, bool) or not (
-            np.isscalar(exploration_fraction) and 0.0 < exploration_fraction < 1.0
-        ):
+        require_real("exploration_fraction", exploration_fraction)
+        if not 0.0 < exploration_fraction < 1.0:
             raise ValueError(
                 f"`exploration_fraction` must lie in (0, 1), got {exploration_fraction!r}."
             )
@@ -291,14 +297,17 @@ class CKAM(KernelStep):
         if cycle_length is not None:
             require_int("cycle_length", cycle_length, minimum=2)
         require_positive("gamma", gamma)
-        if not (np.isscalar(jump_scale) and np.isfinite(jump_scale) and jump_scale >= 0):
+        require_real("jump_scale", jump_scale)
+        if not (np.isfinite(jump_scale) and jump_scale >= 0):
             raise ValueError(f"`jump_scale` must be a finite number ≥ 0, got {jump_scale!r}.")
+        require_real("target_accept", target_accept)
         if not 0 < target_accept < 1:
             raise ValueError(f"`target_accept` must lie in (0, 1), got {target_accept!r}.")
         require_bool("whiten", whiten)
         require_bool("mode_jumps", mode_jumps)
         for name, value in (("sampling_hops", sampling_hops), ("sampling_jumps", sampling_jumps)):
-            if isinstance(value, bool) or not (np.isscalar(value) and 0.0 <= value < 1.0):
+            require_real(name, value)
+            if not 0.0 <= value < 1.0:
                 raise ValueError(f"`{name}` must lie in [0, 1), got {value!r}.")
         if sampling_hops + sampling_jumps >= 1.0:
             raise ValueError(

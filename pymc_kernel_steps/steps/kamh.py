@@ -17,7 +17,14 @@ from ..core.proposals import (
     smallest_scale,
 )
 from ..core.whitening import Whitening
-from .base import ChainState, KernelStep, require_bool, require_int, require_positive
+from .base import (
+    ChainState,
+    KernelStep,
+    require_bool,
+    require_int,
+    require_positive,
+    require_real,
+)
 
 __all__ = ["KAMH", "AdaptiveMetropolis"]
 
@@ -208,6 +215,7 @@ class KAMH(KernelStep):
         require_positive("gamma", gamma)
         if nu2 is not None:
             require_positive("nu2", nu2)
+        require_real("target_accept", target_accept)
         if not 0 < target_accept < 1:
             raise ValueError(f"`target_accept` must lie in (0, 1), got {target_accept!r}.")
         require_bool("whiten", whiten)

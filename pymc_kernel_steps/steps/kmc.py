@@ -3,6 +3,7 @@ true log density."""
 
 from __future__ import annotations
 
+import copy
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -31,7 +32,14 @@ from ..core.score_matching import (
     select_hyperparameters,
 )
 from ..core.whitening import Whitening
-from .base import ChainState, KernelStep, require_bool, require_int, require_positive
+from .base import (
+    ChainState,
+    KernelStep,
+    require_bool,
+    require_int,
+    require_positive,
+    require_real,
+)
 from .kamh import SCALE_RANGE, min_accepted_moves
 
 __all__ = ["KMCFinite", "KMCLite"]
@@ -99,6 +107,9 @@ class KMCChain(ChainState):
     last_fit_iteration: int = 0
     next_selection_size: int = 0
     warm_started: bool = False  # the history began with the states of `history=`
+    #: draws the momentum of iterations without one (random-walk moves) for the `energy` stat;
+    #: a generator of its own, so that the draws do not depend on it
+    energy_rng: np.random.Generator | None = None
     evaluated_points: ChainHistory | None = None  # surrogate="regression": where the model was
     evaluated_values: list | None = None  # evaluated while adapting, and its log densities
     precisions: np.ndarray | None = None  # surrogate="regression": the kernel's 1/ℓ_j²
@@ -111,6 +122,13 @@ class _KMC(KernelStep):
     progress_scale_stat = "step_size"
     progress_scale_label = "Step size"
     estimator_name = ""
+    divergence_advice = (
+        "They are surrogate trajectories that diverged or left the region the chain has seen, "
+        "rejected without evaluating the model: they cost no evaluation and do not bias the "
+        "draws. PyMC's advice to 'Increase `target_accept`' is NUTS's: for KMC a longer tuning "
+        "phase, or smaller steps (step_size_adaptation='dual_averaging' with a higher "
+        "target_accept, or a smaller step_size), makes them rarer."
+    )
     surrogate_kind = "score_matching"
 
     stats_dtypes_shapes = {
@@ -118,6 +136,7 @@ class _KMC(KernelStep):
         "step_size": (np.float64, []),
         "n_steps": (np.int64, []),
         "energy_error": (np.float64, []),
+        "energy": (np.float64, []),
         "n_history": (np.int64, []),
         "refit": (bool, []),
         "surrogate": (bool, []),
@@ -181,20 +200,28 @@ class _KMC(KernelStep):
                 "`target_accept` has an effect only with step_size_adaptation='dual_averaging' "
                 f"(the default 'esjd' maximises the expected squared jump distance and has no "
                 f"target acceptance); got target_accept={target_accept!r} with "
-                f"step_size_adaptation={step_size_adaptation!r}."
+                f"step_size_adaptation={step_size_adaptation!r}. To tune the step size towards "
+                f"an acceptance rate, pass {type(self).__name__}(step_size_adaptation="
+                f"'dual_averaging', target_accept={target_accept!r}). If PyMC's divergence "
+                "warning sent you here: its advice ('Increase `target_accept`') is NUTS's. A KMC "
+                "`diverging` iteration is a surrogate trajectory that diverged or left the region "
+                "the chain has seen; it is rejected without evaluating the model and does not "
+                "bias the draws. Fewer of them: a longer tuning phase (`tune`), or smaller steps "
+                "(dual averaging with a higher `target_accept`, or a smaller `step_size`)."
             )
         if target_accept is None:
             target_accept = DEFAULT_TARGET_ACCEPT
-        if isinstance(target_accept, bool) or not (
-            np.isscalar(target_accept) and 0 < target_accept < 1
-        ):
+        require_real("target_accept", target_accept)
+        if not 0 < target_accept < 1:
             raise ValueError(f"`target_accept` must lie in (0, 1), got {target_accept!r}.")
+        require_real("step_size_jitter", step_size_jitter)
         if not 0 <= step_size_jitter < 1:
             raise ValueError(f"`step_size_jitter` must lie in [0, 1), got {step_size_jitter!r}.")
         if lengthscale is not None:
             require_positive("lengthscale", lengthscale)
         if regularization is not None:
             require_positive("regularization", regularization)
+        require_real("random_walk_probability", random_walk_probability)
         if not 0 <= random_walk_probability < 1:
             raise ValueError(
                 f"`random_walk_probability` must lie in [0, 1), got {random_walk_probability!r}."
@@ -254,6 +281,8 @@ class _KMC(KernelStep):
     def setup_chain(self, rng, tune: int, draws: int) -> None:
         self._tune_length = int(tune)
         super().setup_chain(rng, tune, draws)
+        # seeded from a copy of the chain's generator: the chain's own stream is not advanced
+        self.chain.energy_rng = np.random.default_rng(copy.deepcopy(self.rng).integers(2**63))
         if self.warm_history is not None:
             self._warm_start()
 
@@ -312,9 +341,9 @@ class _KMC(KernelStep):
             self._abort_radius(),
         )
         position = chain.whitening.unwhiten(position_white)
-        log_correction = kinetic_energy(momentum, chain.inv_mass) - kinetic_energy(
-            momentum_new, chain.inv_mass
-        )
+        kinetic_start = kinetic_energy(momentum, chain.inv_mass)
+        kinetic_end = kinetic_energy(momentum_new, chain.inv_mass)
+        log_correction = kinetic_start - kinetic_end
         if not math.isfinite(log_correction):
             log_correction = -math.inf
         return (
@@ -325,6 +354,8 @@ class _KMC(KernelStep):
                 "n_steps": n_steps,
                 "step_size": step_size,
                 "squared_jump": self._squared_jump(position, x),
+                "kinetic_start": kinetic_start,
+                "kinetic_end": kinetic_end,
             },
         )
 
@@ -342,11 +373,28 @@ class _KMC(KernelStep):
             "step_size": info["step_size"],
             "n_steps": info["n_steps"],
             "energy_error": -log_ratio if math.isfinite(log_ratio) else math.inf,
+            "energy": self._energy(info),
             "n_history": len(chain.history),
             "refit": info.get("refit", False),
             "surrogate": info["surrogate"],
             "lengthscale": chain.lengthscale,
         }
+
+    def _energy(self, info) -> float:
+        """The Hamiltonian ``−log π(x) + ½ pᵀM⁻¹p`` of the state after this iteration, as
+        PyMC's HMC reports it (``az.plot_energy`` and the BFMI read it): after a trajectory the
+        end momentum if it was accepted, the initial one if not. An iteration without a
+        trajectory (random-walk move) leaves the momentum of the joint chain on ``(x, p)`` a
+        fresh draw from ``N(0, M)``: its kinetic energy is ``½ χ²_d``, drawn from a generator of
+        its own so that the draws do not depend on this stat."""
+        chain = self.chain
+        if "kinetic_start" in info:
+            kinetic = info["kinetic_end"] if info.get("accepted") else info["kinetic_start"]
+        elif chain.energy_rng is not None:
+            kinetic = 0.5 * float(chain.energy_rng.chisquare(self.dim))
+        else:  # pragma: no cover - setup_chain always runs first under pm.sample
+            kinetic = 0.5 * self.dim
+        return -chain.current_logp + kinetic
 
     def _squared_jump(self, position, x) -> float:
         """Squared jump in the history's metric (whitened by its covariance)."""
@@ -819,7 +867,9 @@ class KMCLite(_KMC):
     ``diverging`` (a surrogate trajectory whose true energy is non-finite, or a proposal
     rejected without evaluating the model), ``step_size`` (NaN for random-walk moves),
     ``n_steps`` (0 for random-walk moves), ``energy_error`` (change of the true Hamiltonian),
-    ``n_history``,
+    ``energy`` (the true Hamiltonian of the state kept, with the trajectory's end momentum if
+    accepted and its initial one if not, as PyMC's HMC; after a random-walk move, with a fresh
+    momentum: ``az.plot_energy`` and the BFMI read it), ``n_history``,
     ``refit``, ``surrogate`` (False for random-walk moves) and ``lengthscale`` (with
     ``surrogate="regression"`` the shortest of the per-coordinate lengthscales). The ``tune`` and
     ``warning`` stats are consumed by PyMC and do not appear in the DataTree.
@@ -1206,7 +1256,9 @@ class KMCFinite(_KMC):
     ``diverging`` (a surrogate trajectory whose true energy is non-finite, or a proposal
     rejected without evaluating the model), ``step_size`` (NaN for random-walk moves),
     ``n_steps`` (0 for random-walk moves), ``energy_error`` (change of the true Hamiltonian),
-    ``n_history``,
+    ``energy`` (the true Hamiltonian of the state kept, with the trajectory's end momentum if
+    accepted and its initial one if not, as PyMC's HMC; after a random-walk move, with a fresh
+    momentum: ``az.plot_energy`` and the BFMI read it), ``n_history``,
     ``refit``, ``surrogate`` (False for random-walk moves) and ``lengthscale``. The ``tune`` and
     ``warning`` stats are consumed by PyMC and do not appear in the DataTree.
     """

@@ -3,6 +3,8 @@ messages that mislead (the "new user" issue). Every step class is checked."""
 
 from __future__ import annotations
 
+import logging
+
 import numpy as np
 import pymc as pm
 import pytest
@@ -16,6 +18,11 @@ QUIET = dict(progressbar=False, compute_convergence_checks=False)
 
 @pytest.fixture(params=ALL_STEPS, ids=lambda cls: cls.__name__)
 def any_step(request):
+    return request.param
+
+
+@pytest.fixture(params=[KMCLite, KMCFinite], ids=lambda cls: cls.__name__)
+def any_kmc(request):
     return request.param
 
 
@@ -96,6 +103,89 @@ def test_a_model_without_continuous_variables_is_an_error(any_step):
 
 
 # ---------------------------------------------------------------- D. messages that mislead
+def test_target_accept_error_says_what_to_do(any_kmc):
+    with pm.Model():
+        pm.Normal("x", shape=2)
+        with pytest.raises(ValueError) as info:
+            any_kmc(target_accept=0.9)
+    message = str(info.value)
+    assert f"{any_kmc.__name__}(step_size_adaptation='dual_averaging', target_accept=0.9)" in (
+        message
+    )
+    assert "diverging" in message and "does not bias the draws" in message
+    with pm.Model():  # and the call it suggests works
+        pm.Normal("x", shape=2)
+        any_kmc(step_size_adaptation="dual_averaging", target_accept=0.9)
+
+
+def test_divergences_after_tuning_get_a_note_on_what_to_do(caplog):
+    """PyMC's divergence check advises 'Increase `target_accept`'; the step says what to do
+    for KMC (a trajectory that left the region the chain has seen is `diverging`)."""
+    with pm.Model():
+        pm.StudentT("x", nu=1.5, shape=2)  # heavy tails: some trajectories leave the region
+        with caplog.at_level(logging.INFO, logger="pymc"):
+            idata = pm.sample(
+                step=KMCLite(), tune=300, draws=300, chains=1, cores=1, random_seed=3, **QUIET
+            )
+    n_div = int(idata.sample_stats["diverging"].sum())
+    assert n_div > 0
+    notes = [r.getMessage() for r in caplog.records if "draws after tuning are" in r.getMessage()]
+    assert len(notes) == 1
+    assert f"{n_div} of 300 draws after tuning are `diverging`" in notes[0]
+    assert "Increase `target_accept`' is NUTS's" in notes[0]
+
+
+@pytest.mark.parametrize("step_class", [KMCLite, KMCFinite, AdaptiveHMC])
+def test_energy_stat_makes_plot_energy_work(step_class):
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    import arviz as az
+    import matplotlib.pyplot as plt
+
+    with pm.Model():
+        pm.Normal("x", shape=3)
+        idata = pm.sample(
+            step=step_class(), tune=300, draws=300, chains=2, cores=1, random_seed=4, **QUIET
+        )
+    stats = idata.sample_stats
+    energy = stats["energy"].values
+    assert np.all(np.isfinite(energy))
+    # the Hamiltonian: minus the log density plus a kinetic energy ½ pᵀM⁻¹p ≥ 0
+    kinetic = energy + stats["lp"].values
+    assert np.all(kinetic >= 0)
+    # p ~ N(0, M) at every iteration: E[½ pᵀM⁻¹p] = d/2 = 1.5 (the kept momentum of a trajectory
+    # is close to that in distribution)
+    assert 1.0 < kinetic.mean() < 2.2
+    az.plot_energy(idata, backend="matplotlib")
+    plt.close("all")
+    bfmi = az.bfmi(idata)["energy"].values
+    assert np.all(np.isfinite(bfmi)) and np.all(bfmi > 0.3)
+
+
+@pytest.mark.parametrize(
+    "step_class, kwargs, name",
+    [
+        (KMCLite, {"step_size": "0.1"}, "step_size"),
+        (KMCFinite, {"step_size": "0.1"}, "step_size"),
+        (KMCLite, {"lengthscale": "1"}, "lengthscale"),
+        (
+            KMCLite,
+            {"target_accept": "0.9", "step_size_adaptation": "dual_averaging"},
+            "target_accept",
+        ),
+        (KMCLite, {"random_walk_probability": "0.1"}, "random_walk_probability"),
+        (KAMH, {"target_accept": "0.3"}, "target_accept"),
+        (KAMH, {"gamma": "0.2"}, "gamma"),
+        (CKAM, {"target_accept": "0.3"}, "target_accept"),
+        (CKAM, {"exploration_fraction": "0.5"}, "exploration_fraction"),
+        (AdaptiveHMC, {"step_size_bounds": ("0.1", 1.0)}, "step_size_bounds"),
+    ],
+)
+def test_a_string_for_a_number_names_the_parameter(step_class, kwargs, name):
+    with pm.Model():
+        pm.Normal("x", shape=2)
+        with pytest.raises(TypeError, match=f"`{name}` must be a number, got '"):
+            step_class(**kwargs)
 
 
 def _pilot(**idata_kwargs):
