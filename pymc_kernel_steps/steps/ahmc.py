@@ -133,6 +133,8 @@ class AdaptiveHMC(KernelStep):
     Notes
     -----
     Sample stats (in ``idata.sample_stats``): ``accept``, ``accepted`` (float64),
+    ``accept_rate`` (the chain's mean ``accept`` since the start of its phase, tuning or
+    drawing: the progress bar's figure),
     ``logp_evals`` (evaluations of the log density and its gradient this iteration: ``L_r``,
     plus the step-size searches), ``lp`` (the model's log density, emitted as ``model_logp``),
     ``logp_nan``, ``step_size`` (``ε``), ``n_steps`` (``L_r``, the leapfrog steps taken),
@@ -382,6 +384,7 @@ class AdaptiveHMC(KernelStep):
         self._count_divergence(info["diverging"])
         stats = {
             "accept": info["accept_prob"],
+            "accept_rate": self._accept_rate(info["accept_prob"]),
             "accepted": float(accepted),
             "logp_evals": evaluations,
             "tune": self.tune,

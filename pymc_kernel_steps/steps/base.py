@@ -137,6 +137,10 @@ class ChainState:
     draws_accepted: int = 0
     #: draws after tuning with the `diverging` stat (steps that emit it)
     draws_diverging: int = 0
+    #: sum and count of the acceptance probabilities since the start of the current phase
+    #: (tuning or drawing), for the `accept_rate` stat
+    accept_sum: float = 0.0
+    accept_count: int = 0
     coordinate_scales: CoordinateScales | None = None
     scout_iterations: int = 0  # the first iterations of tuning that belong to the scouts
     scouts: Scouts | None = None
@@ -191,6 +195,7 @@ class KernelStep(ArrayStepShared):
 
     stats_dtypes_shapes: ClassVar[dict] = {
         "accept": (np.float64, []),
+        "accept_rate": (np.float64, []),
         "accepted": (np.float64, []),
         "logp_evals": (np.int64, []),
         "tune": (bool, []),
@@ -398,6 +403,7 @@ class KernelStep(ArrayStepShared):
     def stop_tuning(self) -> None:
         """Freeze adaptation (unless ``adapt_after_tuning``)."""
         self.tune = False
+        self.chain.accept_sum, self.chain.accept_count = 0.0, 0  # `accept_rate` of the draws
         self._on_stop_tuning()
 
     def _on_stop_tuning(self) -> None:
@@ -626,6 +632,7 @@ class KernelStep(ArrayStepShared):
         self._count_divergence(transition_stats.get("diverging", False))
         stats = {
             "accept": accept_prob,
+            "accept_rate": self._accept_rate(accept_prob),
             "accepted": float(accepted),
             "logp_evals": evaluations,
             "tune": self.tune,
@@ -685,6 +692,14 @@ class KernelStep(ArrayStepShared):
         if chain.rejection_run > chain.longest_rejection_run:
             chain.longest_rejection_run = chain.rejection_run
             chain.longest_rejection_run_end = chain.iteration
+
+    def _accept_rate(self, accept_prob: float) -> float:
+        """The mean acceptance probability of this chain since the start of its current phase
+        (tuning or drawing), this iteration's included: the `accept_rate` stat."""
+        chain = self.chain
+        chain.accept_sum += accept_prob
+        chain.accept_count += 1
+        return chain.accept_sum / chain.accept_count
 
     def _count_divergence(self, diverging: bool) -> None:
         if diverging and not self.tune:
@@ -764,22 +779,28 @@ class KernelStep(ArrayStepShared):
         return Competence.COMPATIBLE
 
     def _progressbar_config(self, n_chains=1):
+        # the chain's mean acceptance since the start of its phase (the `accept_rate` stat), not
+        # the last iteration's; the scale column is blank where this iteration has none (a
+        # random-walk move of KMC has no step size)
         columns = [
-            TextColumn("{task.fields[accept_rate]:0.2f}", table_column=Column("Accept", ratio=1)),
             TextColumn(
-                "{task.fields[kernel_scale]:0.3g}",
+                "{task.fields[accept_rate]:0.2f}", table_column=Column("Accept rate", ratio=1)
+            ),
+            TextColumn(
+                "{task.fields[kernel_scale]}",
                 table_column=Column(self.progress_scale_label, ratio=1),
             ),
         ]
-        return columns, {"accept_rate": [0.0] * n_chains, "kernel_scale": [0.0] * n_chains}
+        return columns, {"accept_rate": [0.0] * n_chains, "kernel_scale": [""] * n_chains}
 
     def _make_progressbar_update_functions(self):
         scale_stat = self.progress_scale_stat
 
         def update_stats(step_stats):
+            scale = step_stats.get(scale_stat, math.nan)
             return {
-                "accept_rate": step_stats["accept"],
-                "kernel_scale": step_stats.get(scale_stat, math.nan),
+                "accept_rate": step_stats["accept_rate"],
+                "kernel_scale": f"{scale:0.3g}" if np.isfinite(scale) else "",
             }
 
         return (update_stats,)

@@ -240,6 +240,8 @@ class CKAM(KernelStep):
     (``sampling_hops``, ``sampling_jumps``), symmetric like it.
 
     Sample stats (in ``idata.sample_stats``): ``accept``, ``accepted``, ``logp_evals``,
+    ``accept_rate`` (the chain's mean ``accept`` since the start of its phase, tuning or
+    drawing: the progress bar's figure),
     ``logp_nan``, ``lp`` (the model's log density; emitted as ``model_logp``, absent for noisy
     log densities), ``exploring`` (bool), ``cycle`` (int64), ``jump`` (bool: the move was a blind
     jump or a mode hop, in either phase) and ``scale``: the proposal scale of the move (``s`` for

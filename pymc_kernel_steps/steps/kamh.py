@@ -151,6 +151,8 @@ class KAMH(KernelStep):
     Notes
     -----
     Sample stats (in ``idata.sample_stats``): ``accept`` (acceptance probability), ``accepted``,
+    ``accept_rate`` (the chain's mean ``accept`` since the start of its phase, tuning or
+    drawing: the progress bar's figure),
     ``logp_evals`` (target evaluations this iteration), ``logp_nan``, ``lp`` (the model's log
     density; emitted as ``model_logp``, absent for noisy log densities), ``nu2``, ``gamma``,
     ``lengthscale`` (NaN for a kernel without one; in whitened units with ``whiten``),

@@ -862,6 +862,8 @@ class KMCLite(_KMC):
     Notes
     -----
     Sample stats (in ``idata.sample_stats``): ``accept`` (acceptance probability),
+    ``accept_rate`` (the chain's mean ``accept`` since the start of its phase, tuning or
+    drawing: the progress bar's figure),
     ``accepted``, ``logp_evals`` (target evaluations this iteration), ``logp_nan``, ``lp`` (the
     model's log density; emitted as ``model_logp``, absent for noisy log densities),
     ``diverging`` (a surrogate trajectory whose true energy is non-finite, or a proposal
@@ -1251,6 +1253,8 @@ class KMCFinite(_KMC):
     with every adapting iteration (there is no ``refit_interval``).
 
     Sample stats (in ``idata.sample_stats``): ``accept`` (acceptance probability),
+    ``accept_rate`` (the chain's mean ``accept`` since the start of its phase, tuning or
+    drawing: the progress bar's figure),
     ``accepted``, ``logp_evals`` (target evaluations this iteration), ``logp_nan``, ``lp`` (the
     model's log density; emitted as ``model_logp``, absent for noisy log densities),
     ``diverging`` (a surrogate trajectory whose true energy is non-finite, or a proposal

@@ -223,3 +223,38 @@ def test_history_posterior_alone_with_the_regression_surrogate_says_what_to_pass
     model, plain = _pilot()
     with model, pytest.raises(ValueError, match=r"`history` is a posterior alone.*history=idata"):
         KMCLite(history=plain.posterior)
+
+
+# ---------------------------------------------------------------- E. friction
+def test_accept_rate_is_the_running_mean_of_each_phase(any_step):
+    with pm.Model():
+        pm.Normal("x", shape=2)
+        idata = pm.sample(
+            step=any_step(),
+            tune=100,
+            draws=100,
+            chains=1,
+            cores=1,
+            random_seed=6,
+            discard_tuned_samples=False,
+            **QUIET,
+        )
+    for group in ("warmup_sample_stats", "sample_stats"):
+        accept = idata[group]["accept"].values[0]
+        running = np.cumsum(accept) / np.arange(1, accept.size + 1)
+        np.testing.assert_allclose(idata[group]["accept_rate"].values[0], running, rtol=1e-12)
+
+
+def test_progress_bar_shows_the_mean_acceptance_and_no_nan_scale(any_step):
+    with pm.Model():
+        pm.Normal("x", shape=2)
+        step = any_step()
+    columns, fields = step._progressbar_config(2)
+    assert columns[0].get_table_column().header == "Accept rate"
+    (update,) = step._make_progressbar_update_functions()
+    stats = {"accept": 0.0, "accept_rate": 0.4, "max_n_steps": 3}
+    shown = update({**stats, step.progress_scale_stat: float("nan")})
+    assert shown["accept_rate"] == 0.4 and shown["kernel_scale"] == ""
+    shown = update({**stats, step.progress_scale_stat: 0.25})
+    assert shown["kernel_scale"] == "0.25"
+    assert set(shown) == set(fields)
