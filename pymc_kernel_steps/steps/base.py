@@ -757,9 +757,7 @@ class KernelStep(ArrayStepShared):
                 f"{name}: {chain.draws_diverging} of {chain.draws_done} draws after tuning are "
                 f"`diverging`. {self.divergence_advice}"
             )
-        if not problems:
-            if note:
-                return SamplerWarning(WarningType.DIVERGENCES, note, "info")
+        if not problems:  # a few divergences are the price of long steps: no warning
             return None
         stats = ", ".join(f"`{s}`" for s in self.stuck_chain_stats)
         message = (

@@ -172,6 +172,9 @@ def test_aborted_trajectories_are_counted_apart_and_warned_of_when_they_dominate
     if warned:
         assert "200 of 200 surrogate trajectories diverged" in warnings[-1].message
         assert "`diverging`" in warnings[-1].message
+        # and what to do, since PyMC's divergence check advises NUTS's 'Increase target_accept'
+        assert "200 of 200 draws after tuning are `diverging`" in warnings[-1].message
+        assert "'Increase `target_accept`' is NUTS's" in warnings[-1].message
     else:
         assert warnings[-1] is None
 

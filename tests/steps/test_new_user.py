@@ -3,8 +3,6 @@ messages that mislead (the "new user" issue). Every step class is checked."""
 
 from __future__ import annotations
 
-import logging
-
 import numpy as np
 import pymc as pm
 import pytest
@@ -116,23 +114,6 @@ def test_target_accept_error_says_what_to_do(any_kmc):
     with pm.Model():  # and the call it suggests works
         pm.Normal("x", shape=2)
         any_kmc(step_size_adaptation="dual_averaging", target_accept=0.9)
-
-
-def test_divergences_after_tuning_get_a_note_on_what_to_do(caplog):
-    """PyMC's divergence check advises 'Increase `target_accept`'; the step says what to do
-    for KMC (a trajectory that left the region the chain has seen is `diverging`)."""
-    with pm.Model():
-        pm.StudentT("x", nu=1.5, shape=2)  # heavy tails: some trajectories leave the region
-        with caplog.at_level(logging.INFO, logger="pymc"):
-            idata = pm.sample(
-                step=KMCLite(), tune=300, draws=300, chains=1, cores=1, random_seed=3, **QUIET
-            )
-    n_div = int(idata.sample_stats["diverging"].sum())
-    assert n_div > 0
-    notes = [r.getMessage() for r in caplog.records if "draws after tuning are" in r.getMessage()]
-    assert len(notes) == 1
-    assert f"{n_div} of 300 draws after tuning are `diverging`" in notes[0]
-    assert "Increase `target_accept`' is NUTS's" in notes[0]
 
 
 @pytest.mark.parametrize("step_class", [KMCLite, KMCFinite, AdaptiveHMC])
