@@ -528,8 +528,11 @@ def test_warm_start_from_an_earlier_run_with_transformed_variables(kmc_class):
     with model():
         pilot_step = kmc_class(min_history=50)
         plain = pm.sample(step=pilot_step, tune=100, draws=100, chains=1, random_seed=1, **QUIET)
-        with pytest.raises(ValueError, match=r"`history`.*'s_log__'.*include_transformed"):
-            kmc_class(history=plain)
+        # without include_transformed, s_log__ is computed from the draws of s
+        from_constrained = kmc_class(history=plain).warm_history
+        np.testing.assert_allclose(
+            from_constrained[:, 0], np.log(plain.posterior.s.values.reshape(-1)), rtol=1e-12
+        )
         pilot = pm.sample(
             step=kmc_class(min_history=50), tune=100, draws=100, chains=2, random_seed=1,
             idata_kwargs={"include_transformed": True}, **QUIET,
