@@ -11,7 +11,6 @@ import numpy as np
 import pytensor
 from pymc.blocking import RaveledVars
 from pymc.model import modelcontext
-from pymc.pytensorf import compile as pm_compile
 from pymc.pytensorf import join_nonshared_inputs
 from rich.progress import TextColumn
 from rich.table import Column
@@ -24,6 +23,7 @@ from .base import (
     ChainState,
     KernelStep,
     LogDensityError,
+    pm_compile,
     require_bool,
     require_int,
     require_positive,
