@@ -296,6 +296,25 @@ class KernelStep(ArrayStepShared):
         self._point_map_info = None
         self.chain = self._new_chain()
 
+    # ------------------------------------------------------------------ pickling
+    def __getstate__(self):
+        """The step's attributes as one cloudpickle blob, so that :meth:`__setstate__` can
+        rebuild its compiled functions (PyTensor recompiles a function when it is unpickled, as
+        in PyMC's worker processes) without numba's fast-math flags, as in :func:`pm_compile`;
+        one blob also keeps the functions' shared variables those of ``self.shared``."""
+        import cloudpickle
+
+        return {"_kernel_step_state": cloudpickle.dumps(self.__dict__)}
+
+    def __setstate__(self, state):
+        import cloudpickle
+        import pytensor
+
+        if "_kernel_step_state" in state:
+            with pytensor.config.change_flags(numba__fastmath=False):
+                state = cloudpickle.loads(state["_kernel_step_state"])
+        self.__dict__.update(state)
+
     def _states_from(self, history, parameter: str = "history", model=None) -> np.ndarray:
         """The states of ``history`` as an ``(n, dim)`` float array in the step's coordinates (a
         copy): an array of such rows, or an ArviZ ``DataTree``/``InferenceData`` whose
