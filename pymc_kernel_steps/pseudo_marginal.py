@@ -29,7 +29,6 @@ import pymc as pm
 import pytensor
 import pytensor.tensor as pt
 from pymc.model import modelcontext
-from pytensor.gradient import grad_undefined
 from pytensor.graph.basic import Apply, Variable
 from pytensor.tensor.random.op import RNGConsumerOp
 from pytensor.tensor.random.type import RandomGeneratorType
@@ -37,7 +36,7 @@ from pytensor.tensor.random.utils import custom_rng_deepcopy
 
 from .steps.base import require_bool
 
-__all__ = ["LogLikelihoodEstimateOp", "pseudo_marginal_potential"]
+__all__ = ["LogLikelihoodEstimateOp", "PseudoMarginalGradientError", "pseudo_marginal_potential"]
 
 LogLikeEstimate = Callable[[np.ndarray, np.random.Generator], float]
 
@@ -82,6 +81,17 @@ def _log_estimate_value(value, name: str, theta: np.ndarray) -> float:
     return result
 
 
+class PseudoMarginalGradientError(ValueError):
+    """Raised when a gradient of a pseudo-marginal estimate is asked for.
+
+    ``pm.sample()`` without ``step=`` asks for one to choose a step method for each variable;
+    had the estimate no gradient (PyTensor's usual "undefined gradient"), PyMC would choose
+    ``Slice``, which re-estimates the current point at every iteration and so samples a wrong
+    posterior without a warning. This error stops it and names the steps to use. (It is not a
+    ``TypeError`` or ``NotImplementedError``, which PyMC's step assignment would catch.)
+    """
+
+
 def _where(name: str, theta: np.ndarray) -> str:
     return f"`loglike_estimate` of {name!r} at theta={theta.tolist()}"
 
@@ -111,8 +121,10 @@ class LogLikelihoodEstimateOp(RNGConsumerOp):
     Notes
     -----
     No ``__props__``: two instances never compare equal, so PyTensor never merges the
-    applications of two estimators. The gradient is undefined (the estimate is random): PyMC
-    does not assign NUTS, and gradient-based steps refuse the model.
+    applications of two estimators. Asking for the gradient raises
+    :class:`PseudoMarginalGradientError` (the estimate is random): ``pm.sample()`` without
+    ``step=`` stops with an error that names this package's steps, instead of assigning
+    ``Slice``, which would sample a wrong posterior.
     """
 
     def __init__(self, loglike_estimate: LogLikeEstimate, name: str):
@@ -152,10 +164,15 @@ class LogLikelihoodEstimateOp(RNGConsumerOp):
         output_storage[1][0] = np.asarray(value, dtype=np.float64)
 
     def pullback(self, inputs, outputs, cotangents):
-        return [
-            grad_undefined(self, k, inp, f"{self} is a random estimate without a gradient")
-            for k, inp in enumerate(inputs)
-        ]
+        raise PseudoMarginalGradientError(
+            f"The model's log density includes the pseudo-marginal estimate {self.name!r}, a "
+            "random estimate without a gradient. Sample it with one of pymc_kernel_steps' steps, "
+            "which keep the current point's estimate (pseudo-marginal Metropolis-Hastings): "
+            "pm.sample(step=KMCLite()) (or KMCFinite, KAMH, AdaptiveMetropolis, CKAM), given "
+            "every variable the estimate depends on. PyMC's default steps (Slice, Metropolis, "
+            "DEMetropolisZ) re-estimate the current point at every iteration and sample a wrong "
+            "posterior; gradient-based methods (NUTS, find_MAP, ADVI) cannot use it."
+        )
 
 
 def _register_numba() -> None:

@@ -22,6 +22,15 @@ def test_there_are_examples():
     assert len(EXAMPLES) >= 5, EXAMPLES
 
 
+def test_the_reduced_size_switch_is_documented():
+    """``EXAMPLES_FAST`` is read by every notebook; the README's development section says so."""
+    readme = (EXAMPLES_DIR.parent / "README.md").read_text()
+    development = readme[readme.index("## Development") :]
+    assert "EXAMPLES_FAST=1" in development
+    for path in EXAMPLES:
+        assert 'os.environ.get("EXAMPLES_FAST"' in path.read_text(), path.name
+
+
 def _code_cells(path: Path) -> list[str]:
     jupytext = pytest.importorskip("jupytext")
     return [c.source for c in jupytext.read(path).cells if c.cell_type == "code"]

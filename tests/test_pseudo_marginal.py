@@ -20,6 +20,7 @@ import math
 
 import numpy as np
 import pymc as pm
+import pytensor
 import pytest
 from pymc.pytensorf import compile as pm_compile
 from pymc.pytensorf import reseed_rngs
@@ -33,7 +34,7 @@ from pymc_kernel_steps import (
     LogDensityError,
     pseudo_marginal_potential,
 )
-from pymc_kernel_steps.pseudo_marginal import LogLikelihoodEstimateOp
+from pymc_kernel_steps.pseudo_marginal import LogLikelihoodEstimateOp, PseudoMarginalGradientError
 
 from .helpers import assert_moments
 
@@ -293,6 +294,36 @@ def test_nan_and_minus_inf_estimates_are_rejections(bad):
         assert nan_stats == 0  # -inf is an ordinary rejection
     for group in (idata.posterior, idata.warmup_posterior):
         assert np.all(group["theta"].values[..., 0] <= 1.0)
+
+
+# ---------------------------------------------------------------- a forgotten step=
+def test_plain_pm_sample_refuses_a_pseudo_marginal_model():
+    """Without ``step=`` PyMC would assign ``Slice``, which re-estimates the current point and
+    silently samples a wrong posterior: a clear error names the potential and our steps."""
+    model = latent_model()
+    with model, pytest.raises(PseudoMarginalGradientError) as info:
+        pm.sample(tune=10, draws=10, chains=1, progressbar=False)
+    message = str(info.value)
+    assert "'loglik'" in message and "step=KMCLite()" in message
+    with pytest.raises(PseudoMarginalGradientError):  # and find_MAP, ADVI, NUTS
+        pytensor.grad(model.logp(), model.value_vars[0])
+
+
+def test_other_variables_still_get_pymcs_steps():
+    """A variable the estimate does not depend on is assigned by PyMC (NUTS) as before."""
+    with latent_model():
+        pm.Normal("other")
+        step = KMCLite([pm.modelcontext(None)["theta"]])
+        idata = pm.sample(
+            step=step,
+            tune=50,
+            draws=50,
+            chains=1,
+            random_seed=1,
+            progressbar=False,
+            compute_convergence_checks=False,
+        )
+    assert "other" in idata.posterior and "diverging" in idata.sample_stats
 
 
 # ---------------------------------------------------------------- bad input

@@ -108,10 +108,11 @@ def hmc_transition(
     info : dict
         ``n_steps`` (``L_r``), ``evaluations``, ``proposal`` (end point), ``log_accept_ratio``
         (``H(q, p) − H(q*, p*)``, ``-inf`` for a non-finite end point), ``accept_prob``,
-        ``accepted``, ``energy_error`` (``H(q*, p*) − H(q, p)``), ``diverging`` (non-finite or
-        above ``MAX_ENERGY_ERROR``), ``squared_jump`` (``Σ_j (q*_j − q_j)² / inv_mass_j``: the
-        jump in the metric of the posterior's scales) and ``esjd_term`` (``accept_prob ×
-        squared_jump``, the Rao–Blackwellised squared jump).
+        ``accepted``, ``energy_error`` (``H(q*, p*) − H(q, p)``), ``energy`` (the Hamiltonian
+        of the state kept: ``H(q*, p*)`` if accepted, else ``H(q, p)``), ``diverging``
+        (non-finite or above ``MAX_ENERGY_ERROR``), ``squared_jump``
+        (``Σ_j (q*_j − q_j)² / inv_mass_j``: the jump in the metric of the posterior's scales)
+        and ``esjd_term`` (``accept_prob × squared_jump``, the Rao–Blackwellised squared jump).
     """
     inv_mass = np.asarray(inv_mass, dtype=float)
     n_steps = int(rng.integers(1, int(max_n_steps) + 1))
@@ -119,9 +120,9 @@ def hmc_transition(
     end, end_momentum, evaluations = leapfrog_with_logp(
         logp_and_grad, state, momentum, step_size, n_steps, inv_mass
     )
-    energy_error = (-end.logp + _kinetic(end_momentum, inv_mass)) - (
-        -state.logp + _kinetic(momentum, inv_mass)
-    )
+    start_energy = -state.logp + _kinetic(momentum, inv_mass)
+    end_energy = -end.logp + _kinetic(end_momentum, inv_mass)
+    energy_error = end_energy - start_energy
     if not math.isfinite(energy_error):
         energy_error = math.inf
     log_ratio = -energy_error
@@ -139,6 +140,7 @@ def hmc_transition(
         "accept_prob": accept_prob,
         "accepted": bool(accepted),
         "energy_error": energy_error,
+        "energy": end_energy if accepted else start_energy,
         "diverging": not energy_error < MAX_ENERGY_ERROR,
         "squared_jump": squared_jump,
         "esjd_term": accept_prob * squared_jump,

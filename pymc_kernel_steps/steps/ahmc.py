@@ -11,7 +11,6 @@ import numpy as np
 import pytensor
 from pymc.blocking import RaveledVars
 from pymc.model import modelcontext
-from pymc.pytensorf import compile as pm_compile
 from pymc.pytensorf import join_nonshared_inputs
 from rich.progress import TextColumn
 from rich.table import Column
@@ -24,6 +23,7 @@ from .base import (
     ChainState,
     KernelStep,
     LogDensityError,
+    pm_compile,
     require_bool,
     require_int,
     require_positive,
@@ -95,7 +95,8 @@ class AdaptiveHMC(KernelStep):
     Parameters
     ----------
     vars : list of variables, optional
-        Continuous variables to sample (default: all free variables of the model).
+        Continuous variables to sample (default: all continuous free variables of the model;
+        ``pm.sample`` assigns discrete ones to PyMC's step methods).
     step_size_bounds : (float, float), optional
         The box's step-size range, in the mass matrix's metric (default ``[ε₀ / 10, 2 ε₀]`` with
         ``ε₀`` the step size at which one leapfrog step is accepted with probability ½, found by
@@ -132,13 +133,17 @@ class AdaptiveHMC(KernelStep):
     Notes
     -----
     Sample stats (in ``idata.sample_stats``): ``accept``, ``accepted`` (float64),
+    ``accept_rate`` (the chain's mean ``accept`` since the start of its phase, tuning or
+    drawing: the progress bar's figure),
     ``logp_evals`` (evaluations of the log density and its gradient this iteration: ``L_r``,
     plus the step-size searches), ``lp`` (the model's log density, emitted as ``model_logp``),
     ``logp_nan``, ``step_size`` (``ε``), ``n_steps`` (``L_r``, the leapfrog steps taken),
     ``max_n_steps`` (``L``), ``esjd`` (this iteration's ``α ‖x* − x‖²_{M⁻¹}``),
-    ``tuning_window`` (index of the reward window, −1 once frozen), ``energy_error`` and
-    ``diverging``. The ``tune`` and ``warning`` stats are consumed by PyMC and do not appear in
-    the DataTree.
+    ``tuning_window`` (index of the reward window, −1 once frozen), ``energy_error``,
+    ``energy`` (the Hamiltonian ``−log π(q) + ½ pᵀM⁻¹p`` of the state kept, with the trajectory's
+    end momentum if accepted and its initial one if not, as PyMC's HMC: ``az.plot_energy`` and
+    the BFMI read it) and ``diverging``. The ``tune`` and ``warning`` stats are consumed by
+    PyMC and do not appear in the DataTree.
 
     This step uses the model's gradient: it is the gradient-based comparator of the package's
     gradient-free samplers, and an alternative to NUTS. The documentation's Algorithms page says
@@ -154,6 +159,11 @@ class AdaptiveHMC(KernelStep):
     """
 
     name = "adaptive_hmc"
+    divergence_advice = (
+        "Their energy error was non-finite or large: the step size was too long where they "
+        "were. PyMC's advice to 'Increase `target_accept`' is NUTS's: AdaptiveHMC has no "
+        "target_accept; pass a smaller upper bound of step_size_bounds, or tune longer."
+    )
     progress_scale_stat = "step_size"
     progress_scale_label = "Step size"
     stuck_chain_stats = ("accept", "accepted", "step_size", "n_steps", "diverging")
@@ -166,6 +176,7 @@ class AdaptiveHMC(KernelStep):
         "esjd": (np.float64, []),
         "tuning_window": (np.int64, []),
         "energy_error": (np.float64, []),
+        "energy": (np.float64, []),
         "diverging": (bool, []),
     }
 
@@ -338,8 +349,12 @@ class AdaptiveHMC(KernelStep):
             or not np.array_equal(state.position, x)
             or (self.shared and self._outside_changed())
         ):
+            first = state is None
             chain.hamiltonian = HamiltonianState.at(self._logp_and_grad, x)
             evaluations += 1
+            if first:
+                nan = chain.nan_this_iteration  # _logp_and_grad returns NaN as -inf
+                self._check_start(x, math.nan if nan else chain.hamiltonian.logp)
             if self.shared:
                 self._snapshot_outside()
         if chain.tuner is None:
@@ -366,8 +381,10 @@ class AdaptiveHMC(KernelStep):
             chain.step_size, chain.max_n_steps = chain.tuner.parameters
             chain.adaptation_iteration += 1
 
+        self._count_divergence(info["diverging"])
         stats = {
             "accept": info["accept_prob"],
+            "accept_rate": self._accept_rate(info["accept_prob"]),
             "accepted": float(accepted),
             "logp_evals": evaluations,
             "tune": self.tune,
@@ -380,6 +397,7 @@ class AdaptiveHMC(KernelStep):
             "esjd": info["esjd_term"],
             "tuning_window": window,
             "energy_error": info["energy_error"],
+            "energy": info["energy"],
             "diverging": info["diverging"],
         }
         return RaveledVars(chain.hamiltonian.position.copy(), q0.point_map_info), [stats]

@@ -8,14 +8,16 @@ It compiles the model's log density for the step's block once, evaluates it once
 from __future__ import annotations
 
 import math
+import numbers
 import sys
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
 from pymc.blocking import DictToArrayBijection, RaveledVars
+from pymc.exceptions import SamplingError
 from pymc.model import modelcontext
-from pymc.pytensorf import compile as pm_compile
+from pymc.pytensorf import compile as pm_compile_fastmath
 from pymc.pytensorf import join_nonshared_inputs, make_shared_replacements, reseed_rngs
 from pymc.stats.convergence import SamplerWarning, WarningType
 from pymc.step_methods.arraystep import ArrayStepShared
@@ -39,6 +41,7 @@ __all__ = [
     "LogDensityError",
     "require_int",
     "require_positive",
+    "require_real",
 ]
 
 #: consecutive rejections after which a chain counts as stuck in the end-of-sampling check
@@ -60,6 +63,24 @@ SCOUT_LENGTH = 50
 SCOUT_SHARE = 0.1
 #: the scouts' random-walk scale stays within this factor of its start
 SCOUT_SCALE_RANGE = 1e4
+
+
+def pm_compile(*args, **kwargs):
+    """:func:`pymc.pytensorf.compile` without numba's fast-math flags.
+
+    PyTensor's numba backend compiles with ``reassoc`` and ``contract`` by default, and then a
+    function compiled in a fresh process (an empty PyTensor cache) and the same function loaded
+    from the cache by the next process round differently in the last bit (measured: a model's
+    log density ``-0x1.fe2fb4cb2544cp+2`` against ``...544bp+2``); a Metropolis chain amplifies
+    that into different draws, so the first run on a machine did not reproduce. Without those
+    flags every process computes the same values (tested in a fresh cache directory against a
+    filled one); PyTensor keys its cache by the flag, so these functions never share cached code
+    with fast-math ones.
+    """
+    import pytensor
+
+    with pytensor.config.change_flags(numba__fastmath=False):
+        return pm_compile_fastmath(*args, **kwargs)
 
 
 def _sampling_chain_index() -> int | None:
@@ -93,9 +114,18 @@ def require_bool(name: str, value) -> None:
         raise TypeError(f"`{name}` must be True or False, got {value!r}.")
 
 
+def require_real(name: str, value) -> None:
+    """Raise a TypeError naming ``name`` unless ``value`` is a real number (not a bool, a
+    string or an array), so that ``step_size="0.1"`` is told which parameter is wrong."""
+    if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Real):
+        raise TypeError(f"`{name}` must be a number, got {value!r} of type {type(value).__name__}.")
+
+
 def require_positive(name: str, value) -> None:
-    """Raise a ValueError naming ``name`` unless ``value`` is a positive finite number."""
-    if isinstance(value, bool) or not (np.isscalar(value) and np.isfinite(value) and value > 0):
+    """Raise a ValueError naming ``name`` unless ``value`` is a positive finite number (a
+    TypeError if it is not a number)."""
+    require_real(name, value)
+    if not (np.isfinite(value) and value > 0):
         raise ValueError(f"`{name}` must be a positive finite number, got {value!r}.")
 
 
@@ -123,6 +153,12 @@ class ChainState:
     nan_log_densities: int = 0
     draws_done: int = 0
     draws_accepted: int = 0
+    #: draws after tuning with the `diverging` stat (steps that emit it)
+    draws_diverging: int = 0
+    #: sum and count of the acceptance probabilities since the start of the current phase
+    #: (tuning or drawing), for the `accept_rate` stat
+    accept_sum: float = 0.0
+    accept_count: int = 0
     coordinate_scales: CoordinateScales | None = None
     scout_iterations: int = 0  # the first iterations of tuning that belong to the scouts
     scouts: Scouts | None = None
@@ -145,7 +181,8 @@ class KernelStep(ArrayStepShared):
     Parameters
     ----------
     vars : list of variables, optional
-        Continuous free variables to sample; default all of the model's.
+        Continuous free variables to sample; default all of the model's continuous ones
+        (``pm.sample`` assigns its discrete ones to PyMC's step methods).
     model : pymc.Model, optional
     initial_point : dict, optional
         Point at which the values of variables outside the block are taken for compilation.
@@ -176,6 +213,7 @@ class KernelStep(ArrayStepShared):
 
     stats_dtypes_shapes: ClassVar[dict] = {
         "accept": (np.float64, []),
+        "accept_rate": (np.float64, []),
         "accepted": (np.float64, []),
         "logp_evals": (np.int64, []),
         "tune": (bool, []),
@@ -201,7 +239,21 @@ class KernelStep(ArrayStepShared):
         model = modelcontext(model)
         if initial_point is None:
             initial_point = model.initial_point()
-        vars = model.value_vars if vars is None else get_value_vars_from_user_vars(vars, model)
+        if vars is None:
+            # as PyMC's own continuous samplers do: take the variables this step can sample and
+            # leave the discrete ones to pm.sample, which assigns them to its own step methods
+            vars = model.continuous_value_vars
+            if not vars:
+                discrete = ", ".join(
+                    f"{v.name!r} is discrete ({v.dtype})" for v in model.value_vars
+                )
+                raise ValueError(
+                    f"{type(self).__name__} samples continuous variables only, and the model has "
+                    f"no continuous free variables ({discrete}). Use pm.Metropolis or "
+                    "pm.CategoricalGibbsMetropolis for discrete ones."
+                )
+        else:
+            vars = get_value_vars_from_user_vars(vars, model)
         for var in vars:
             if var.dtype in discrete_types:
                 raise ValueError(
@@ -244,23 +296,44 @@ class KernelStep(ArrayStepShared):
         self._point_map_info = None
         self.chain = self._new_chain()
 
-    def _states_from(self, history, parameter: str = "history") -> np.ndarray:
+    # ------------------------------------------------------------------ pickling
+    def __getstate__(self):
+        """The step's attributes as one cloudpickle blob, so that :meth:`__setstate__` can
+        rebuild its compiled functions (PyTensor recompiles a function when it is unpickled, as
+        in PyMC's worker processes) without numba's fast-math flags, as in :func:`pm_compile`;
+        one blob also keeps the functions' shared variables those of ``self.shared``."""
+        import cloudpickle
+
+        return {"_kernel_step_state": cloudpickle.dumps(self.__dict__)}
+
+    def __setstate__(self, state):
+        import cloudpickle
+        import pytensor
+
+        if "_kernel_step_state" in state:
+            with pytensor.config.change_flags(numba__fastmath=False):
+                state = cloudpickle.loads(state["_kernel_step_state"])
+        self.__dict__.update(state)
+
+    def _states_from(self, history, parameter: str = "history", model=None) -> np.ndarray:
         """The states of ``history`` as an ``(n, dim)`` float array in the step's coordinates (a
         copy): an array of such rows, or an ArviZ ``DataTree``/``InferenceData`` whose
-        ``posterior`` holds the step's value variables (chains and draws pooled)."""
+        ``posterior`` holds the step's variables (chains and draws pooled), or that posterior
+        itself (``idata.posterior``). A transformed variable is read from its value variable
+        (such as ``'sigma_log__'``, recorded with ``include_transformed=True``) when present,
+        else computed from the constrained draws with ``model``'s transform."""
         posterior = getattr(history, "posterior", None)
+        if posterior is None and hasattr(history, "data_vars"):  # idata.posterior itself
+            posterior = history
         if posterior is not None:
+            missing = [name for name, _ in self._var_shapes if name not in posterior]
+            unconstrained = self._unconstrained_draws(posterior, missing, parameter, model)
             columns = []
             for name, shape in self._var_shapes:
-                if name not in posterior:
-                    raise ValueError(
-                        f"`{parameter}`: the posterior has no variable {name!r}, which "
-                        f"{type(self).__name__} samples. For a transformed variable (such as "
-                        "'sigma_log__') sample with pm.sample(..., idata_kwargs="
-                        "{'include_transformed': True}), or pass an (n, "
-                        f"{self.dim}) array of states in the step's coordinates."
-                    )
-                values = np.asarray(posterior[name].values, dtype=float)
+                if name in unconstrained:
+                    values = unconstrained[name]
+                else:
+                    values = np.asarray(posterior[name].values, dtype=float)
                 size = int(np.prod(shape, dtype=int))
                 if values.ndim < 2 or values.shape[2:] != shape:
                     raise ValueError(
@@ -274,8 +347,9 @@ class KernelStep(ArrayStepShared):
                 states = np.array(history, dtype=float)
             except (TypeError, ValueError) as error:
                 raise TypeError(
-                    f"`{parameter}` must be an ArviZ DataTree/InferenceData with a posterior or "
-                    f"an (n, {self.dim}) array of states, got {type(history).__name__}."
+                    f"`{parameter}` must be an ArviZ DataTree/InferenceData with a posterior "
+                    f"(the result of pm.sample), its posterior, or an (n, {self.dim}) array of "
+                    f"states, got {type(history).__name__}."
                 ) from error
             if states.ndim != 2 or states.shape[1] != self.dim:
                 raise ValueError(
@@ -285,6 +359,63 @@ class KernelStep(ArrayStepShared):
         if not np.all(np.isfinite(states)):
             raise ValueError(f"`{parameter}` holds non-finite values.")
         return states
+
+    def _unconstrained_draws(self, posterior, names, parameter, model) -> dict[str, np.ndarray]:
+        """The draws of the value variables ``names`` (transformed, absent from ``posterior``:
+        ``pm.sample`` records only the constrained variables by default), computed from the
+        constrained draws with the model's transforms; ``(chain, draw, *shape)`` arrays."""
+        if not names:
+            return {}
+        hint = (
+            f"pass the DataTree of pm.sample(..., idata_kwargs={{'include_transformed': True}}) "
+            f"or an (n, {self.dim}) array of states in the step's coordinates."
+        )
+        if model is None:
+            raise ValueError(
+                f"`{parameter}`: the posterior has no variable {names[0]!r}, which "
+                f"{type(self).__name__} samples; {hint}"
+            )
+        import pytensor
+        from pytensor.graph.replace import graph_replace
+        from pytensor.graph.traversal import explicit_graph_inputs
+
+        values_to_rvs = {value.name: rv for value, rv in model.values_to_rvs.items()}
+        graphs = []
+        for name in names:
+            rv = values_to_rvs.get(name)
+            transform = None if rv is None else model.rvs_to_transforms.get(rv)
+            if transform is None or rv.name not in posterior:
+                raise ValueError(
+                    f"`{parameter}`: the posterior has neither the variable {name!r}, which "
+                    f"{type(self).__name__} samples, nor its constrained variable; {hint}"
+                )
+            graphs.append(transform.forward(rv, *rv.owner.inputs))
+        # the transforms' inputs (bounds may depend on other variables) as functions of the
+        # constrained draws of the model's free variables, which the posterior records
+        placeholders = {rv: rv.type(name=rv.name) for rv in model.free_RVs}
+        graphs = graph_replace(graphs, placeholders, strict=False)
+        needed = set(explicit_graph_inputs(graphs))
+        inputs = [p for p in placeholders.values() if p in needed]
+        for placeholder in inputs:
+            if placeholder.name not in posterior:
+                raise ValueError(
+                    f"`{parameter}`: the posterior has no variable {placeholder.name!r}, which "
+                    f"the transforms of {names} need; {hint}"
+                )
+        fn = pytensor.function(inputs, graphs, mode="FAST_COMPILE", on_unused_input="ignore")
+        draws = [np.asarray(posterior[p.name].values) for p in inputs]
+        lead = np.asarray(posterior[values_to_rvs[names[0]].name].values).shape[:2]
+        flat = [d.reshape(-1, *d.shape[2:]) for d in draws]
+        n = int(np.prod(lead))
+        results = [[] for _ in names]
+        for i in range(n):
+            outputs = fn(*[d[i].astype(p.dtype) for d, p in zip(flat, inputs, strict=True)])
+            for out, value in zip(results, outputs, strict=True):
+                out.append(np.asarray(value, dtype=float))
+        return {
+            name: np.stack(out).reshape(*lead, *out[0].shape)
+            for name, out in zip(names, results, strict=True)
+        }
 
     # ------------------------------------------------------------------ chain set-up and tuning
     def setup_chain(self, rng, tune: int, draws: int) -> None:
@@ -309,6 +440,7 @@ class KernelStep(ArrayStepShared):
     def stop_tuning(self) -> None:
         """Freeze adaptation (unless ``adapt_after_tuning``)."""
         self.tune = False
+        self.chain.accept_sum, self.chain.accept_count = 0.0, 0  # `accept_rate` of the draws
         self._on_stop_tuning()
 
     def _on_stop_tuning(self) -> None:
@@ -395,6 +527,33 @@ class KernelStep(ArrayStepShared):
             f"at the point {shown}"
         )
 
+    def _check_start(self, x: np.ndarray, value: float) -> None:
+        """Raise :class:`pymc.exceptions.SamplingError` naming the starting values (every
+        variable's, as ``model.check_start_vals`` does for NUTS) if the log density at a chain's
+        first point is not finite: from there every draw would be rejected or NaN."""
+        if math.isfinite(value):
+            return
+        point = {}
+        if self._point_map_info is not None:
+            block = DictToArrayBijection.rmap(RaveledVars(np.asarray(x), self._point_map_info))
+            point.update({k: np.asarray(v).tolist() for k, v in block.items()})
+        else:
+            point["(step's block)"] = np.asarray(x).tolist()
+        for name, shared in self.shared.items():
+            point[name] = np.asarray(shared.get_value(borrow=True)).tolist()
+        index = _sampling_chain_index()
+        which = "the chain" if index is None else f"chain {index}"
+        raise SamplingError(
+            "Initial evaluation of model at starting point failed!\n"
+            f"{type(self).__name__}: the model's log density at the starting point of {which} "
+            f"is {value}.\nStarting values (of the model's value variables, i.e. "
+            f"unconstrained):\n{point}\n"
+            "A NaN value of a transformed variable (such as 'sigma_log__') comes from an initial "
+            "value outside the variable's support (check `initvals`); -inf from a point the "
+            "model rules out. `model.point_logps(point)` and `model.debug()` show which term "
+            "fails."
+        )
+
     def _outside_changed(self) -> bool:
         previous = self.chain.outside_values
         if len(previous) != len(self.shared):
@@ -420,6 +579,8 @@ class KernelStep(ArrayStepShared):
         ):
             return chain.current_logp, 0
         value = self._evaluate_logp(x, self._point_map_info)
+        if chain.current_point is None:  # the chain's first point
+            self._check_start(x, value)
         chain.current_logp = value if not math.isnan(value) else -math.inf
         chain.current_point = x.copy()
         if self.shared:
@@ -489,6 +650,7 @@ class KernelStep(ArrayStepShared):
             chain.current_logp = logp_proposal
         else:
             x_new = x
+        info["accepted"] = accepted
         chain.current_point = np.array(x_new, copy=True)
         chain.history.append(x_new)
         chain.iteration += 1
@@ -503,14 +665,17 @@ class KernelStep(ArrayStepShared):
     def _result(self, q0, accept_prob, accepted, evaluations, logp_nan, info):
         """The new state and this iteration's sample stats."""
         chain = self.chain
+        transition_stats = self._transition_stats(info)
+        self._count_divergence(transition_stats.get("diverging", False))
         stats = {
             "accept": accept_prob,
+            "accept_rate": self._accept_rate(accept_prob),
             "accepted": float(accepted),
             "logp_evals": evaluations,
             "tune": self.tune,
             "logp_nan": logp_nan,
             "warning": self._end_of_chain_warning(),
-            **self._transition_stats(info),
+            **transition_stats,
         }
         if not self.noisy_logp:
             stats["model_logp"] = chain.current_logp
@@ -565,6 +730,22 @@ class KernelStep(ArrayStepShared):
             chain.longest_rejection_run = chain.rejection_run
             chain.longest_rejection_run_end = chain.iteration
 
+    def _accept_rate(self, accept_prob: float) -> float:
+        """The mean acceptance probability of this chain since the start of its current phase
+        (tuning or drawing), this iteration's included: the `accept_rate` stat."""
+        chain = self.chain
+        chain.accept_sum += accept_prob
+        chain.accept_count += 1
+        return chain.accept_sum / chain.accept_count
+
+    def _count_divergence(self, diverging: bool) -> None:
+        if diverging and not self.tune:
+            self.chain.draws_diverging += 1
+
+    #: what to do about `diverging` draws, for the steps that emit the stat (PyMC's check then
+    #: advises "Increase `target_accept`", which is NUTS's advice); None: no such stat
+    divergence_advice: ClassVar[str | None] = None
+
     #: stats a user should look at when the chain is stuck (subclasses name their own)
     stuck_chain_stats: ClassVar[tuple[str, ...]] = ("accept", "accepted", "logp_evals")
 
@@ -607,7 +788,13 @@ class KernelStep(ArrayStepShared):
                 f"the model's log density was NaN at {chain.nan_log_densities} of {total} "
                 "proposals (counted as rejections, stat `logp_nan`)"
             )
-        if not problems:
+        note = ""
+        if chain.draws_diverging and self.divergence_advice:
+            note = (
+                f"{name}: {chain.draws_diverging} of {chain.draws_done} draws after tuning are "
+                f"`diverging`. {self.divergence_advice}"
+            )
+        if not problems:  # a few divergences are the price of long steps: no warning
             return None
         stats = ", ".join(f"`{s}`" for s in self.stuck_chain_stats)
         message = (
@@ -615,6 +802,8 @@ class KernelStep(ArrayStepShared):
             f"sample stats {stats} (with discard_tuned_samples=False for the tuning phase) and "
             "at the trace; a longer tuning phase or a better initial point often helps."
         )
+        if note:
+            message += " " + note
         return SamplerWarning(WarningType.BAD_ACCEPTANCE, message, "warning")
 
     # ------------------------------------------------------------------ PyMC integration
@@ -625,22 +814,28 @@ class KernelStep(ArrayStepShared):
         return Competence.COMPATIBLE
 
     def _progressbar_config(self, n_chains=1):
+        # the chain's mean acceptance since the start of its phase (the `accept_rate` stat), not
+        # the last iteration's; the scale column is blank where this iteration has none (a
+        # random-walk move of KMC has no step size)
         columns = [
-            TextColumn("{task.fields[accept_rate]:0.2f}", table_column=Column("Accept", ratio=1)),
             TextColumn(
-                "{task.fields[kernel_scale]:0.3g}",
+                "{task.fields[accept_rate]:0.2f}", table_column=Column("Accept rate", ratio=1)
+            ),
+            TextColumn(
+                "{task.fields[kernel_scale]}",
                 table_column=Column(self.progress_scale_label, ratio=1),
             ),
         ]
-        return columns, {"accept_rate": [0.0] * n_chains, "kernel_scale": [0.0] * n_chains}
+        return columns, {"accept_rate": [0.0] * n_chains, "kernel_scale": [""] * n_chains}
 
     def _make_progressbar_update_functions(self):
         scale_stat = self.progress_scale_stat
 
         def update_stats(step_stats):
+            scale = step_stats.get(scale_stat, math.nan)
             return {
-                "accept_rate": step_stats["accept"],
-                "kernel_scale": step_stats.get(scale_stat, math.nan),
+                "accept_rate": step_stats["accept_rate"],
+                "kernel_scale": f"{scale:0.3g}" if np.isfinite(scale) else "",
             }
 
         return (update_stats,)

@@ -35,7 +35,14 @@ from ..core.schedules import (
     exploration_length,
 )
 from ..core.whitening import Whitening
-from .base import ChainState, KernelStep, require_bool, require_int, require_positive
+from .base import (
+    ChainState,
+    KernelStep,
+    require_bool,
+    require_int,
+    require_positive,
+    require_real,
+)
 from .kamh import SCALE_RANGE, gamma_reference_scale, propose_kam
 
 __all__ = ["CKAM", "default_cycle_length", "sampling_phase"]
@@ -139,7 +146,8 @@ class CKAM(KernelStep):
     Parameters
     ----------
     vars : list of variables, optional
-        Continuous variables to sample (default: all free variables of the model).
+        Continuous variables to sample (default: all continuous free variables of the model;
+        ``pm.sample`` assigns discrete ones to PyMC's step methods).
     cycle_length : int, optional
         ``T_c``. Default: ``(tune + draws) // 20`` (about 20 cycles per chain), at most 1000 (the
         paper's value), at least :attr:`min_cycle_length`. Longer cycles sample each visited mode
@@ -232,6 +240,8 @@ class CKAM(KernelStep):
     (``sampling_hops``, ``sampling_jumps``), symmetric like it.
 
     Sample stats (in ``idata.sample_stats``): ``accept``, ``accepted``, ``logp_evals``,
+    ``accept_rate`` (the chain's mean ``accept`` since the start of its phase, tuning or
+    drawing: the progress bar's figure),
     ``logp_nan``, ``lp`` (the model's log density; emitted as ``model_logp``, absent for noisy
     log densities), ``exploring`` (bool), ``cycle`` (int64), ``jump`` (bool: the move was a blind
     jump or a mode hop, in either phase) and ``scale``: the proposal scale of the move (``s`` for
@@ -277,9 +287,8 @@ class CKAM(KernelStep):
     ):
         if kernel is not None and not isinstance(kernel, Kernel):
             raise TypeError(f"`kernel` must be a pymc_kernel_steps Kernel, got {kernel!r}.")
-        if isinstance(exploration_fraction, bool) or not (
-            np.isscalar(exploration_fraction) and 0.0 < exploration_fraction < 1.0
-        ):
+        require_real("exploration_fraction", exploration_fraction)
+        if not 0.0 < exploration_fraction < 1.0:
             raise ValueError(
                 f"`exploration_fraction` must lie in (0, 1), got {exploration_fraction!r}."
             )
@@ -290,14 +299,17 @@ class CKAM(KernelStep):
         if cycle_length is not None:
             require_int("cycle_length", cycle_length, minimum=2)
         require_positive("gamma", gamma)
-        if not (np.isscalar(jump_scale) and np.isfinite(jump_scale) and jump_scale >= 0):
+        require_real("jump_scale", jump_scale)
+        if not (np.isfinite(jump_scale) and jump_scale >= 0):
             raise ValueError(f"`jump_scale` must be a finite number ≥ 0, got {jump_scale!r}.")
+        require_real("target_accept", target_accept)
         if not 0 < target_accept < 1:
             raise ValueError(f"`target_accept` must lie in (0, 1), got {target_accept!r}.")
         require_bool("whiten", whiten)
         require_bool("mode_jumps", mode_jumps)
         for name, value in (("sampling_hops", sampling_hops), ("sampling_jumps", sampling_jumps)):
-            if isinstance(value, bool) or not (np.isscalar(value) and 0.0 <= value < 1.0):
+            require_real(name, value)
+            if not 0.0 <= value < 1.0:
                 raise ValueError(f"`{name}` must lie in [0, 1), got {value!r}.")
         if sampling_hops + sampling_jumps >= 1.0:
             raise ValueError(

@@ -17,7 +17,14 @@ from ..core.proposals import (
     smallest_scale,
 )
 from ..core.whitening import Whitening
-from .base import ChainState, KernelStep, require_bool, require_int, require_positive
+from .base import (
+    ChainState,
+    KernelStep,
+    require_bool,
+    require_int,
+    require_positive,
+    require_real,
+)
 
 __all__ = ["KAMH", "AdaptiveMetropolis"]
 
@@ -84,7 +91,8 @@ class KAMH(KernelStep):
     Parameters
     ----------
     vars : list of variables, optional
-        Continuous variables to sample (default: all free variables of the model).
+        Continuous variables to sample (default: all continuous free variables of the model;
+        ``pm.sample`` assigns discrete ones to PyMC's step methods).
     kernel : Kernel, optional
         Default: a :class:`~pymc_kernel_steps.core.GaussianKernel` whose lengthscale is chosen
         during tuning among 1, 2, 4, 8 and 32 times the median heuristic (refreshed with the
@@ -142,6 +150,8 @@ class KAMH(KernelStep):
     Notes
     -----
     Sample stats (in ``idata.sample_stats``): ``accept`` (acceptance probability), ``accepted``,
+    ``accept_rate`` (the chain's mean ``accept`` since the start of its phase, tuning or
+    drawing: the progress bar's figure),
     ``logp_evals`` (target evaluations this iteration), ``logp_nan``, ``lp`` (the model's log
     density; emitted as ``model_logp``, absent for noisy log densities), ``nu2``, ``gamma``,
     ``lengthscale`` (NaN for a kernel without one; in whitened units with ``whiten``),
@@ -206,6 +216,7 @@ class KAMH(KernelStep):
         require_positive("gamma", gamma)
         if nu2 is not None:
             require_positive("nu2", nu2)
+        require_real("target_accept", target_accept)
         if not 0 < target_accept < 1:
             raise ValueError(f"`target_accept` must lie in (0, 1), got {target_accept!r}.")
         require_bool("whiten", whiten)
@@ -456,7 +467,8 @@ class AdaptiveMetropolis(KAMH):
     Parameters
     ----------
     vars : list of variables, optional
-        Continuous variables to sample (default: all free variables of the model).
+        Continuous variables to sample (default: all continuous free variables of the model;
+        ``pm.sample`` assigns discrete ones to PyMC's step methods).
     subsample_size : int, default 500
         Number ``n`` of history points in the sub-sample ``z`` whose covariance is learned.
     gamma : float, default 0.2

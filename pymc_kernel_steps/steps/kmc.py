@@ -3,11 +3,13 @@ true log density."""
 
 from __future__ import annotations
 
+import copy
 import math
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from pymc.model import modelcontext
 
 from ..core.adaptation import DualAveraging, JumpDistanceStepSize, RobbinsMonroScale
 from ..core.bayesopt import SearchBox, WindowedTuner
@@ -30,7 +32,14 @@ from ..core.score_matching import (
     select_hyperparameters,
 )
 from ..core.whitening import Whitening
-from .base import ChainState, KernelStep, require_bool, require_int, require_positive
+from .base import (
+    ChainState,
+    KernelStep,
+    require_bool,
+    require_int,
+    require_positive,
+    require_real,
+)
 from .kamh import SCALE_RANGE, min_accepted_moves
 
 __all__ = ["KMCFinite", "KMCLite"]
@@ -98,6 +107,9 @@ class KMCChain(ChainState):
     last_fit_iteration: int = 0
     next_selection_size: int = 0
     warm_started: bool = False  # the history began with the states of `history=`
+    #: draws the momentum of iterations without one (random-walk moves) for the `energy` stat;
+    #: a generator of its own, so that the draws do not depend on it
+    energy_rng: np.random.Generator | None = None
     evaluated_points: ChainHistory | None = None  # surrogate="regression": where the model was
     evaluated_values: list | None = None  # evaluated while adapting, and its log densities
     precisions: np.ndarray | None = None  # surrogate="regression": the kernel's 1/ℓ_j²
@@ -110,6 +122,13 @@ class _KMC(KernelStep):
     progress_scale_stat = "step_size"
     progress_scale_label = "Step size"
     estimator_name = ""
+    divergence_advice = (
+        "They are surrogate trajectories that diverged or left the region the chain has seen, "
+        "rejected without evaluating the model: they cost no evaluation and do not bias the "
+        "draws. PyMC's advice to 'Increase `target_accept`' is NUTS's: for KMC a longer tuning "
+        "phase, or smaller steps (step_size_adaptation='dual_averaging' with a higher "
+        "target_accept, or a smaller step_size), makes them rarer."
+    )
     surrogate_kind = "score_matching"
 
     stats_dtypes_shapes = {
@@ -117,6 +136,7 @@ class _KMC(KernelStep):
         "step_size": (np.float64, []),
         "n_steps": (np.int64, []),
         "energy_error": (np.float64, []),
+        "energy": (np.float64, []),
         "n_history": (np.int64, []),
         "refit": (bool, []),
         "surrogate": (bool, []),
@@ -180,20 +200,28 @@ class _KMC(KernelStep):
                 "`target_accept` has an effect only with step_size_adaptation='dual_averaging' "
                 f"(the default 'esjd' maximises the expected squared jump distance and has no "
                 f"target acceptance); got target_accept={target_accept!r} with "
-                f"step_size_adaptation={step_size_adaptation!r}."
+                f"step_size_adaptation={step_size_adaptation!r}. To tune the step size towards "
+                f"an acceptance rate, pass {type(self).__name__}(step_size_adaptation="
+                f"'dual_averaging', target_accept={target_accept!r}). If PyMC's divergence "
+                "warning sent you here: its advice ('Increase `target_accept`') is NUTS's. A KMC "
+                "`diverging` iteration is a surrogate trajectory that diverged or left the region "
+                "the chain has seen; it is rejected without evaluating the model and does not "
+                "bias the draws. Fewer of them: a longer tuning phase (`tune`), or smaller steps "
+                "(dual averaging with a higher `target_accept`, or a smaller `step_size`)."
             )
         if target_accept is None:
             target_accept = DEFAULT_TARGET_ACCEPT
-        if isinstance(target_accept, bool) or not (
-            np.isscalar(target_accept) and 0 < target_accept < 1
-        ):
+        require_real("target_accept", target_accept)
+        if not 0 < target_accept < 1:
             raise ValueError(f"`target_accept` must lie in (0, 1), got {target_accept!r}.")
+        require_real("step_size_jitter", step_size_jitter)
         if not 0 <= step_size_jitter < 1:
             raise ValueError(f"`step_size_jitter` must lie in [0, 1), got {step_size_jitter!r}.")
         if lengthscale is not None:
             require_positive("lengthscale", lengthscale)
         if regularization is not None:
             require_positive("regularization", regularization)
+        require_real("random_walk_probability", random_walk_probability)
         if not 0 <= random_walk_probability < 1:
             raise ValueError(
                 f"`random_walk_probability` must lie in [0, 1), got {random_walk_probability!r}."
@@ -227,10 +255,12 @@ class _KMC(KernelStep):
             adapt_after_tuning=adapt_after_tuning,
             scouts=scouts,
         )
-        self.warm_history = None if history is None else self._warm_states(history)
+        self.warm_history = (
+            None if history is None else self._warm_states(history, modelcontext(model))
+        )
 
-    def _warm_states(self, history) -> np.ndarray:
-        states = self._states_from(history)
+    def _warm_states(self, history, model) -> np.ndarray:
+        states = self._states_from(history, model=model)
         distinct = np.unique(states, axis=0).shape[0]
         if distinct < _MIN_DISTINCT_STATES:
             raise ValueError(
@@ -251,6 +281,8 @@ class _KMC(KernelStep):
     def setup_chain(self, rng, tune: int, draws: int) -> None:
         self._tune_length = int(tune)
         super().setup_chain(rng, tune, draws)
+        # seeded from a copy of the chain's generator: the chain's own stream is not advanced
+        self.chain.energy_rng = np.random.default_rng(copy.deepcopy(self.rng).integers(2**63))
         if self.warm_history is not None:
             self._warm_start()
 
@@ -309,9 +341,9 @@ class _KMC(KernelStep):
             self._abort_radius(),
         )
         position = chain.whitening.unwhiten(position_white)
-        log_correction = kinetic_energy(momentum, chain.inv_mass) - kinetic_energy(
-            momentum_new, chain.inv_mass
-        )
+        kinetic_start = kinetic_energy(momentum, chain.inv_mass)
+        kinetic_end = kinetic_energy(momentum_new, chain.inv_mass)
+        log_correction = kinetic_start - kinetic_end
         if not math.isfinite(log_correction):
             log_correction = -math.inf
         return (
@@ -322,6 +354,8 @@ class _KMC(KernelStep):
                 "n_steps": n_steps,
                 "step_size": step_size,
                 "squared_jump": self._squared_jump(position, x),
+                "kinetic_start": kinetic_start,
+                "kinetic_end": kinetic_end,
             },
         )
 
@@ -339,11 +373,28 @@ class _KMC(KernelStep):
             "step_size": info["step_size"],
             "n_steps": info["n_steps"],
             "energy_error": -log_ratio if math.isfinite(log_ratio) else math.inf,
+            "energy": self._energy(info),
             "n_history": len(chain.history),
             "refit": info.get("refit", False),
             "surrogate": info["surrogate"],
             "lengthscale": chain.lengthscale,
         }
+
+    def _energy(self, info) -> float:
+        """The Hamiltonian ``−log π(x) + ½ pᵀM⁻¹p`` of the state after this iteration, as
+        PyMC's HMC reports it (``az.plot_energy`` and the BFMI read it): after a trajectory the
+        end momentum if it was accepted, the initial one if not. An iteration without a
+        trajectory (random-walk move) leaves the momentum of the joint chain on ``(x, p)`` a
+        fresh draw from ``N(0, M)``: its kinetic energy is ``½ χ²_d``, drawn from a generator of
+        its own so that the draws do not depend on this stat."""
+        chain = self.chain
+        if "kinetic_start" in info:
+            kinetic = info["kinetic_end"] if info.get("accepted") else info["kinetic_start"]
+        elif chain.energy_rng is not None:
+            kinetic = 0.5 * float(chain.energy_rng.chisquare(self.dim))
+        else:  # pragma: no cover - setup_chain always runs first under pm.sample
+            kinetic = 0.5 * self.dim
+        return -chain.current_logp + kinetic
 
     def _squared_jump(self, position, x) -> float:
         """Squared jump in the history's metric (whitened by its covariance)."""
@@ -653,7 +704,8 @@ class KMCLite(_KMC):
     Parameters
     ----------
     vars : list of variables, optional
-        Continuous variables to sample (default: all free variables of the model).
+        Continuous variables to sample (default: all continuous free variables of the model;
+        ``pm.sample`` assigns discrete ones to PyMC's step methods).
     subsample_size : int, default 500
         Size ``n`` of the history sub-sample the surrogate is fitted on (with
         ``surrogate="regression"``: the number of kernel centres).
@@ -773,10 +825,11 @@ class KMCLite(_KMC):
         default, fewer than 2000 tuning iterations), for a noisy (pseudo-marginal) log density,
         and after a warm start.
     history : arviz.DataTree, InferenceData or array of shape (n, d), optional
-        A warm start: states from an earlier run (``idata``, chains and draws pooled, whose
-        ``posterior`` holds the variables this step samples; for a transformed variable such as
-        ``sigma_log__``, sample it with ``idata_kwargs={"include_transformed": True}``), or an
-        ``(n, d)`` array of states in the step's coordinates. Every chain begins its history
+        A warm start: states from an earlier run (``idata`` or ``idata.posterior``, chains and
+        draws pooled; a transformed variable such as ``sigma_log__`` is read from the posterior
+        if it was recorded, ``idata_kwargs={"include_transformed": True}``, and otherwise
+        computed from the constrained draws with the model's transform), or an ``(n, d)`` array
+        of states in the step's coordinates. Every chain begins its history
         with them and fits the surrogate, whitening, mass matrix and step size to them before
         its first iteration, with no random-walk phase; tuning then goes on from there (and may
         be short). With ``tune=0`` the kernel is fixed from the first draw (it depends on these
@@ -805,12 +858,16 @@ class KMCLite(_KMC):
     Notes
     -----
     Sample stats (in ``idata.sample_stats``): ``accept`` (acceptance probability),
+    ``accept_rate`` (the chain's mean ``accept`` since the start of its phase, tuning or
+    drawing: the progress bar's figure),
     ``accepted``, ``logp_evals`` (target evaluations this iteration), ``logp_nan``, ``lp`` (the
     model's log density; emitted as ``model_logp``, absent for noisy log densities),
     ``diverging`` (a surrogate trajectory whose true energy is non-finite, or a proposal
     rejected without evaluating the model), ``step_size`` (NaN for random-walk moves),
     ``n_steps`` (0 for random-walk moves), ``energy_error`` (change of the true Hamiltonian),
-    ``n_history``,
+    ``energy`` (the true Hamiltonian of the state kept, with the trajectory's end momentum if
+    accepted and its initial one if not, as PyMC's HMC; after a random-walk move, with a fresh
+    momentum: ``az.plot_energy`` and the BFMI read it), ``n_history``,
     ``refit``, ``surrogate`` (False for random-walk moves) and ``lengthscale`` (with
     ``surrogate="regression"`` the shortest of the per-coordinate lengthscales). The ``tune`` and
     ``warning`` stats are consumed by PyMC and do not appear in the DataTree.
@@ -918,8 +975,8 @@ class KMCLite(_KMC):
             chain.evaluated_values = []
         return chain
 
-    def _warm_states(self, history) -> np.ndarray:
-        states = super()._warm_states(history)
+    def _warm_states(self, history, model) -> np.ndarray:
+        states = super()._warm_states(history, model)
         if self.surrogate_kind == "regression":
             self.warm_log_densities = self._warm_log_densities(history, len(states))
         return states
@@ -938,6 +995,13 @@ class KMCLite(_KMC):
                 f"which also depend on {sorted(self.shared)}; {hint}"
             )
         sample_stats = getattr(history, "sample_stats", None)
+        if getattr(history, "posterior", None) is None and hasattr(history, "data_vars"):
+            raise ValueError(
+                "`history` is a posterior alone (such as idata.posterior); with "
+                "surrogate='regression' pass the whole result of pm.sample (`history=idata`), "
+                "whose sample_stats hold the log density `lp` of every draw that the surrogate is "
+                f"fitted to; {hint}"
+            )
         if (
             getattr(history, "posterior", None) is None
             or sample_stats is None
@@ -1074,7 +1138,8 @@ class KMCFinite(_KMC):
     Parameters
     ----------
     vars : list of variables, optional
-        Continuous variables to sample (default: all free variables of the model).
+        Continuous variables to sample (default: all continuous free variables of the model;
+        ``pm.sample`` assigns discrete ones to PyMC's step methods).
     n_features : int, default 300
         Number ``m`` of random Fourier features.
     n_steps : int or tuple of (int, int), default (10, 30)
@@ -1148,10 +1213,11 @@ class KMCFinite(_KMC):
         default, fewer than 2000 tuning iterations), for a noisy (pseudo-marginal) log density,
         and after a warm start.
     history : arviz.DataTree, InferenceData or array of shape (n, d), optional
-        A warm start: states from an earlier run (``idata``, chains and draws pooled, whose
-        ``posterior`` holds the variables this step samples; for a transformed variable such as
-        ``sigma_log__``, sample it with ``idata_kwargs={"include_transformed": True}``), or an
-        ``(n, d)`` array of states in the step's coordinates. Every chain begins its history
+        A warm start: states from an earlier run (``idata`` or ``idata.posterior``, chains and
+        draws pooled; a transformed variable such as ``sigma_log__`` is read from the posterior
+        if it was recorded, ``idata_kwargs={"include_transformed": True}``, and otherwise
+        computed from the constrained draws with the model's transform), or an ``(n, d)`` array
+        of states in the step's coordinates. Every chain begins its history
         with them and fits the surrogate, whitening, mass matrix and step size to them before
         its first iteration, with no random-walk phase; tuning then goes on from there (and may
         be short). With ``tune=0`` the kernel is fixed from the first draw (it depends on these
@@ -1182,12 +1248,16 @@ class KMCFinite(_KMC):
     with every adapting iteration (there is no ``refit_interval``).
 
     Sample stats (in ``idata.sample_stats``): ``accept`` (acceptance probability),
+    ``accept_rate`` (the chain's mean ``accept`` since the start of its phase, tuning or
+    drawing: the progress bar's figure),
     ``accepted``, ``logp_evals`` (target evaluations this iteration), ``logp_nan``, ``lp`` (the
     model's log density; emitted as ``model_logp``, absent for noisy log densities),
     ``diverging`` (a surrogate trajectory whose true energy is non-finite, or a proposal
     rejected without evaluating the model), ``step_size`` (NaN for random-walk moves),
     ``n_steps`` (0 for random-walk moves), ``energy_error`` (change of the true Hamiltonian),
-    ``n_history``,
+    ``energy`` (the true Hamiltonian of the state kept, with the trajectory's end momentum if
+    accepted and its initial one if not, as PyMC's HMC; after a random-walk move, with a fresh
+    momentum: ``az.plot_energy`` and the BFMI read it), ``n_history``,
     ``refit``, ``surrogate`` (False for random-walk moves) and ``lengthscale``. The ``tune`` and
     ``warning`` stats are consumed by PyMC and do not appear in the DataTree.
     """

@@ -315,10 +315,10 @@ def test_progress_bar_shows_step_size_and_steps():
     with correlated_gaussian_model():
         step = AdaptiveHMC()
     columns, fields = step._progressbar_config(2)
-    assert [c.get_table_column().header for c in columns] == ["Accept", "Step size", "Steps"]
+    assert [c.get_table_column().header for c in columns] == ["Accept rate", "Step size", "Steps"]
     (update,) = step._make_progressbar_update_functions()
-    shown = update({"accept": 0.7, "step_size": 0.3, "max_n_steps": 9})
-    assert shown == {"accept_rate": 0.7, "kernel_scale": 0.3, "max_n_steps": 9}
+    shown = update({"accept": 0.7, "accept_rate": 0.6, "step_size": 0.3, "max_n_steps": 9})
+    assert shown == {"accept_rate": 0.6, "kernel_scale": "0.3", "max_n_steps": 9}
     assert set(shown) == set(fields)
 
 

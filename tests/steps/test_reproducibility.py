@@ -1,8 +1,10 @@
 """The same seed gives the same draws, bit for bit, whatever the caches and the machine's load.
 
 Each check samples in fresh Python processes: one with cold numba and PyTensor caches (temporary
-``NUMBA_CACHE_DIR`` and ``PYTENSOR_FLAGS=compiledir=...``), one while another process keeps a
-core busy, and compares every step class's draws exactly.
+``NUMBA_CACHE_DIR`` and ``PYTENSOR_FLAGS=base_compiledir=...``: PyTensor keeps its numba cache in
+``base_compiledir/numba``, which ``compiledir=`` does not move), one while another process keeps
+a core busy, or one on the caches the first filled, and compares every step class's draws
+exactly. The processes import this checkout's package (``PYTHONPATH``), not an installed one.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -46,11 +49,28 @@ SCRIPT = textwrap.dedent(
 )
 
 
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _env(env_extra=None):
+    """The environment of a sampling process: this checkout's package first on the path."""
+    path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)
+    return {**os.environ, "PYTHONPATH": path, **(env_extra or {})}
+
+
+def _cold_caches(directory):
+    """Empty numba and PyTensor caches (PyTensor's numba cache is ``base_compiledir/numba``)."""
+    return {
+        "NUMBA_CACHE_DIR": str(directory / "numba_cache"),
+        "PYTENSOR_FLAGS": f"base_compiledir={directory / 'pytensor'}",
+    }
+
+
 def _run(tmp_path, tag, cores, env_extra=None, mp_ctx=""):
     script = tmp_path / "sample.py"
     script.write_text(SCRIPT)
     out = tmp_path / f"{tag}.npz"
-    env = {**os.environ, **(env_extra or {})}
+    env = _env(env_extra)
     subprocess.run(
         [sys.executable, str(script), str(out), str(cores), mp_ctx],
         check=True,
@@ -81,11 +101,7 @@ def _busy_process():
 def test_same_seed_same_draws_cold_caches_and_loaded_machine(
     tmp_path, cores, second_cores, second_ctx
 ):
-    cold = {
-        "NUMBA_CACHE_DIR": str(tmp_path / "numba_cache"),
-        "PYTENSOR_FLAGS": f"compiledir={tmp_path / 'pytensor_compiledir'}",
-    }
-    first = _run(tmp_path, "cold", cores, cold)
+    first = _run(tmp_path, "cold", cores, _cold_caches(tmp_path))
     busy = _busy_process()
     try:
         time.sleep(0.5)
@@ -96,3 +112,65 @@ def test_same_seed_same_draws_cold_caches_and_loaded_machine(
     assert first.keys() == second.keys()
     for name in first:
         np.testing.assert_array_equal(first[name], second[name], err_msg=name)
+
+
+EVERY_STEP_SCRIPT = textwrap.dedent(
+    """
+    import sys, warnings, logging
+    import numpy as np
+    import pymc as pm
+    import pytensor
+    import pytensor.tensor as pt
+    import pymc_kernel_steps as pks
+
+    logging.getLogger("pymc").setLevel(logging.ERROR)
+    warnings.simplefilter("ignore")
+    arrays = {}
+    for noisy in (False, True):
+        for name in ("KAMH", "AdaptiveMetropolis", "KMCLite", "KMCFinite", "CKAM", "AdaptiveHMC"):
+            if noisy and name == "AdaptiveHMC":  # it needs an exact log density
+                continue
+            with pm.Model():
+                x = pm.Normal("x", 0.0, 1.0, shape=2)
+                s = pm.HalfNormal("s", 1.0)
+                pm.Normal("y", x.sum(), s, observed=[0.3, -0.2, 0.5])
+                if noisy:  # a pt.random variable in the log-density graph
+                    rng = pytensor.shared(np.random.default_rng(0))
+                    pm.Potential("noise", pt.random.normal(-0.02, 0.2, rng=rng))
+                idata = pm.sample(
+                    step=getattr(pks, name)(), tune=200, draws=200, chains=1, cores=1,
+                    random_seed=7, progressbar=False, compute_convergence_checks=False,
+                )
+            key = name + ("_noisy" if noisy else "")
+            arrays[key + "_x"] = idata.posterior["x"].values
+            arrays[key + "_s"] = idata.posterior["s"].values
+    np.savez(sys.argv[1], **arrays)
+    """
+)
+
+
+def test_a_cold_cache_and_a_filled_one_give_the_same_draws(tmp_path):
+    """A first run on a machine (empty PyTensor and numba caches) and the next one, which loads
+    what the first compiled, give the same draws for every step, with and without random
+    variables in the log density. PyTensor's numba fast-math flags made a freshly compiled log
+    density and its cached copy differ in the last bit (the steps now compile without them)."""
+    script = tmp_path / "every_step.py"
+    script.write_text(EVERY_STEP_SCRIPT)
+    caches = _cold_caches(tmp_path)
+    runs = []
+    for tag in ("cold", "cached"):
+        out = tmp_path / f"{tag}.npz"
+        subprocess.run(
+            [sys.executable, str(script), str(out)],
+            check=True,
+            env=_env(caches),
+            timeout=900,
+            capture_output=True,
+        )
+        with np.load(out) as data:
+            runs.append({k: data[k] for k in data.files})
+    assert (tmp_path / "pytensor" / "numba").is_dir()  # the cache PyTensor filled and reused
+    cold, cached = runs
+    assert len(cold) == 22 and cold.keys() == cached.keys()
+    for name in cold:
+        np.testing.assert_array_equal(cold[name], cached[name], err_msg=name)

@@ -1,0 +1,241 @@
+"""What a new user trips on: a non-finite start, discrete variables, a forgotten ``step=``,
+messages that mislead (the "new user" issue). Every step class is checked."""
+
+from __future__ import annotations
+
+import numpy as np
+import pymc as pm
+import pytest
+from pymc.exceptions import SamplingError
+
+from pymc_kernel_steps import CKAM, KAMH, AdaptiveHMC, AdaptiveMetropolis, KMCFinite, KMCLite
+
+ALL_STEPS = [KAMH, AdaptiveMetropolis, KMCLite, KMCFinite, CKAM, AdaptiveHMC]
+QUIET = dict(progressbar=False, compute_convergence_checks=False)
+
+
+@pytest.fixture(params=ALL_STEPS, ids=lambda cls: cls.__name__)
+def any_step(request):
+    return request.param
+
+
+@pytest.fixture(params=[KMCLite, KMCFinite], ids=lambda cls: cls.__name__)
+def any_kmc(request):
+    return request.param
+
+
+# ---------------------------------------------------------------- A. a non-finite start
+@pytest.mark.parametrize("cores", [1, 2])
+def test_non_finite_start_raises_naming_the_variables_and_values(any_step, cores):
+    """``initvals`` outside the support: an error naming the starting values, as NUTS gives,
+    rather than all-NaN draws and a generic warning."""
+    with pm.Model():
+        pm.HalfNormal("s")
+        pm.Normal("m")
+        with pytest.raises(Exception) as info:
+            pm.sample(
+                step=any_step(),
+                initvals={"s": -1.0},
+                tune=20,
+                draws=20,
+                chains=cores,
+                cores=cores,
+                random_seed=1,
+                **QUIET,
+            )
+    error = info.value
+    messages = []
+    while error is not None:
+        messages.append(str(error))
+        error = error.__cause__
+    message = "\n".join(messages)
+    if cores == 1:
+        assert isinstance(info.value, SamplingError)
+    assert "Initial evaluation of model at starting point failed" in message
+    assert any_step.__name__ in message
+    assert "'s_log__': nan" in message and "'m': 0.0" in message
+
+
+def test_minus_infinite_start_is_an_error_too(any_step):
+    with pm.Model():
+        pm.Uniform("u", 0.0, 1.0, default_transform=None)
+        with pytest.raises(SamplingError, match=r"'u': 2\.0"):
+            pm.sample(
+                step=any_step(),
+                initvals={"u": 2.0},
+                tune=20,
+                draws=20,
+                chains=1,
+                cores=1,
+                **QUIET,
+            )
+
+
+# ---------------------------------------------------------------- B. discrete variables
+def test_vars_none_takes_the_continuous_variables_and_pymc_assigns_the_rest(any_step):
+    with pm.Model():
+        rate = pm.HalfNormal("rate", 3.0)
+        pm.Poisson("k", rate)
+        pm.Poisson("y", rate, observed=[1, 2, 3])
+        step = any_step()
+        assert [v.name for v in step.vars] == ["rate_log__"]
+        idata = pm.sample(step=step, tune=50, draws=50, chains=1, cores=1, random_seed=2, **QUIET)
+    k = idata.posterior["k"].values
+    assert np.all(k >= 0) and len(np.unique(k)) > 1  # sampled by PyMC's Metropolis
+    assert np.all(np.isfinite(idata.posterior["rate"].values))
+
+
+def test_an_explicit_discrete_variable_is_an_error_naming_it(any_step):
+    with pm.Model():
+        rate = pm.HalfNormal("rate", 3.0)
+        k = pm.Poisson("k", rate)
+        with pytest.raises(ValueError, match="'k' is discrete"):
+            any_step([rate, k])
+
+
+def test_a_model_without_continuous_variables_is_an_error(any_step):
+    with pm.Model():
+        pm.Poisson("k", 3.0)
+        with pytest.raises(ValueError, match="no continuous"):
+            any_step()
+
+
+# ---------------------------------------------------------------- D. messages that mislead
+def test_target_accept_error_says_what_to_do(any_kmc):
+    with pm.Model():
+        pm.Normal("x", shape=2)
+        with pytest.raises(ValueError) as info:
+            any_kmc(target_accept=0.9)
+    message = str(info.value)
+    assert f"{any_kmc.__name__}(step_size_adaptation='dual_averaging', target_accept=0.9)" in (
+        message
+    )
+    assert "diverging" in message and "does not bias the draws" in message
+    with pm.Model():  # and the call it suggests works
+        pm.Normal("x", shape=2)
+        any_kmc(step_size_adaptation="dual_averaging", target_accept=0.9)
+
+
+@pytest.mark.parametrize("step_class", [KMCLite, KMCFinite, AdaptiveHMC])
+def test_energy_stat_makes_plot_energy_work(step_class):
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    import arviz as az
+    import matplotlib.pyplot as plt
+
+    with pm.Model():
+        pm.Normal("x", shape=3)
+        idata = pm.sample(
+            step=step_class(), tune=300, draws=300, chains=2, cores=1, random_seed=4, **QUIET
+        )
+    stats = idata.sample_stats
+    energy = stats["energy"].values
+    assert np.all(np.isfinite(energy))
+    # the Hamiltonian: minus the log density plus a kinetic energy ½ pᵀM⁻¹p ≥ 0
+    kinetic = energy + stats["lp"].values
+    assert np.all(kinetic >= 0)
+    # p ~ N(0, M) at every iteration: E[½ pᵀM⁻¹p] = d/2 = 1.5 (the kept momentum of a trajectory
+    # is close to that in distribution)
+    assert 1.0 < kinetic.mean() < 2.2
+    az.plot_energy(idata, backend="matplotlib")
+    plt.close("all")
+    bfmi = az.bfmi(idata)["energy"].values
+    assert np.all(np.isfinite(bfmi)) and np.all(bfmi > 0.3)
+
+
+@pytest.mark.parametrize(
+    "step_class, kwargs, name",
+    [
+        (KMCLite, {"step_size": "0.1"}, "step_size"),
+        (KMCFinite, {"step_size": "0.1"}, "step_size"),
+        (KMCLite, {"lengthscale": "1"}, "lengthscale"),
+        (
+            KMCLite,
+            {"target_accept": "0.9", "step_size_adaptation": "dual_averaging"},
+            "target_accept",
+        ),
+        (KMCLite, {"random_walk_probability": "0.1"}, "random_walk_probability"),
+        (KAMH, {"target_accept": "0.3"}, "target_accept"),
+        (KAMH, {"gamma": "0.2"}, "gamma"),
+        (CKAM, {"target_accept": "0.3"}, "target_accept"),
+        (CKAM, {"exploration_fraction": "0.5"}, "exploration_fraction"),
+        (AdaptiveHMC, {"step_size_bounds": ("0.1", 1.0)}, "step_size_bounds"),
+    ],
+)
+def test_a_string_for_a_number_names_the_parameter(step_class, kwargs, name):
+    with pm.Model():
+        pm.Normal("x", shape=2)
+        with pytest.raises(TypeError, match=f"`{name}` must be a number, got '"):
+            step_class(**kwargs)
+
+
+def _pilot(**idata_kwargs):
+    with pm.Model() as model:
+        pm.HalfNormal("s", 2.0)
+        pm.Uniform("u", -1.0, 3.0, shape=2)
+        idata = pm.sample(
+            step=KAMH(),
+            tune=100,
+            draws=50,
+            chains=2,
+            cores=1,
+            random_seed=5,
+            **QUIET,
+            **idata_kwargs,
+        )
+    return model, idata
+
+
+def test_history_without_include_transformed_uses_the_models_transforms():
+    model, plain = _pilot()
+    _, recorded = _pilot(idata_kwargs={"include_transformed": True})
+    assert "s_log__" not in plain.posterior and "s_log__" in recorded.posterior
+    with model:
+        from_constrained = KMCLite(history=plain).warm_history
+        from_recorded = KMCLite(history=recorded).warm_history
+        from_posterior = KMCLite(history=plain.posterior, surrogate="score_matching").warm_history
+    np.testing.assert_allclose(from_constrained, from_recorded, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(from_posterior, from_recorded, rtol=1e-10, atol=1e-12)
+    expected_s = np.log(plain.posterior["s"].values.reshape(-1))
+    np.testing.assert_allclose(from_constrained[:, 0], expected_s, rtol=1e-12)
+
+
+def test_history_posterior_alone_with_the_regression_surrogate_says_what_to_pass():
+    model, plain = _pilot()
+    with model, pytest.raises(ValueError, match=r"`history` is a posterior alone.*history=idata"):
+        KMCLite(history=plain.posterior)
+
+
+# ---------------------------------------------------------------- E. friction
+def test_accept_rate_is_the_running_mean_of_each_phase(any_step):
+    with pm.Model():
+        pm.Normal("x", shape=2)
+        idata = pm.sample(
+            step=any_step(),
+            tune=100,
+            draws=100,
+            chains=1,
+            cores=1,
+            random_seed=6,
+            discard_tuned_samples=False,
+            **QUIET,
+        )
+    for group in ("warmup_sample_stats", "sample_stats"):
+        accept = idata[group]["accept"].values[0]
+        running = np.cumsum(accept) / np.arange(1, accept.size + 1)
+        np.testing.assert_allclose(idata[group]["accept_rate"].values[0], running, rtol=1e-12)
+
+
+def test_progress_bar_shows_the_mean_acceptance_and_no_nan_scale(any_step):
+    with pm.Model():
+        pm.Normal("x", shape=2)
+        step = any_step()
+    columns, fields = step._progressbar_config(2)
+    assert columns[0].get_table_column().header == "Accept rate"
+    (update,) = step._make_progressbar_update_functions()
+    stats = {"accept": 0.0, "accept_rate": 0.4, "max_n_steps": 3}
+    shown = update({**stats, step.progress_scale_stat: float("nan")})
+    assert shown["accept_rate"] == 0.4 and shown["kernel_scale"] == ""
+    shown = update({**stats, step.progress_scale_stat: 0.25})
+    assert shown["kernel_scale"] == "0.25"
+    assert set(shown) == set(fields)
