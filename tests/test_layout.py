@@ -1,0 +1,97 @@
+"""The package's layout: a lazy top level, samplers that never import the harness."""
+
+from __future__ import annotations
+
+import ast
+import pickle
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import pymc_kernel_steps as pks
+
+PACKAGE = Path(pks.__file__).resolve().parent
+ROOT = PACKAGE.parent
+
+
+def _run(code: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300
+    )
+
+
+def test_importing_core_does_not_load_pymc():
+    result = _run("import pymc_kernel_steps.core, sys; assert 'pymc' not in sys.modules")
+    assert result.returncode == 0, result.stderr
+
+
+def test_importing_core_does_not_load_pytensor_or_the_harness():
+    result = _run(
+        "import pymc_kernel_steps, pymc_kernel_steps.core, sys\n"
+        "loaded = [m for m in ('pytensor', 'arviz', 'pandas', 'pymc_kernel_steps.bench', "
+        "'pymc_kernel_steps.steps') if m in sys.modules]\n"
+        "assert not loaded, loaded"
+    )
+    assert result.returncode == 0, result.stderr
+
+
+def test_public_names_are_reachable_and_listed():
+    for name in pks.__all__:
+        assert getattr(pks, name) is not None, name
+    assert set(pks.__all__) <= set(dir(pks))
+    from pymc_kernel_steps import KMCLite  # noqa: F401 - the import form users write
+
+    with pytest.raises(AttributeError):
+        pks.NoSuchSampler  # noqa: B018
+
+
+def test_a_step_class_pickles_by_reference():
+    assert pickle.loads(pickle.dumps(pks.KMCLite)) is pks.KMCLite
+
+
+def _imported_modules(path: Path) -> set[str]:
+    """Absolute names of every module ``path`` imports (relative imports resolved)."""
+    module = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    package = package.removesuffix(".__init__")
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - node.level + 1]
+                prefix = ".".join(base)
+                target = f"{prefix}.{node.module}" if node.module else prefix
+            else:
+                target = node.module
+            names.add(target)
+            names.update(f"{target}.{alias.name}" for alias in node.names)
+    return names
+
+
+@pytest.mark.parametrize("part", ["core", "steps"])
+def test_the_samplers_never_import_the_harness(part):
+    harness = (
+        "pymc_kernel_steps.bench",
+        "pymc_kernel_steps.comparison",
+        "pymc_kernel_steps.targets",
+    )
+    for path in sorted((PACKAGE / part).rglob("*.py")):
+        bad = sorted(n for n in _imported_modules(path) if n.startswith(harness))
+        assert not bad, f"{path.relative_to(ROOT)} imports {bad}"
+
+
+def test_core_never_imports_pymc_or_pytensor():
+    for path in sorted((PACKAGE / "core").rglob("*.py")):
+        bad = sorted(n for n in _imported_modules(path) if n.split(".")[0] in ("pymc", "pytensor"))
+        assert not bad, f"{path.relative_to(ROOT)} imports {bad}"
+
+
+def test_the_harness_files_stay_under_600_lines():
+    for path in sorted((PACKAGE / "bench").rglob("*.py")):
+        lines = len(path.read_text().splitlines())
+        assert lines <= 600, f"{path.relative_to(ROOT)} has {lines} lines"
