@@ -20,7 +20,7 @@ import pymc as pm
 
 from .diagnostics import SamplerRun, comparison_table, count_evaluations, summarize
 from .steps import CKAM, KAMH, AdaptiveMetropolis, KMCFinite, KMCLite, sampling_phase
-from .targets import TARGETS, counting_ops
+from .bench.targets import TARGETS, counting_ops
 
 SAMPLERS = {
     "KMCLite": KMCLite,
@@ -101,7 +101,7 @@ def write_benchmark_figure(runs: Path, out: Path) -> Path | None:
     if not runs.exists():
         print(f"\n(no figure: {runs} is not there; it comes with a source checkout)")
         return None
-    from .comparison import plot_comparison
+    from .bench.plots import plot_comparison
 
     fig = plot_comparison(pd.read_csv(runs), statistic="mean")
     out.parent.mkdir(parents=True, exist_ok=True)

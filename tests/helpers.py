@@ -114,7 +114,7 @@ def lotka_volterra_loglik(theta):
 
 def lotka_volterra_model() -> pm.Model:
     """Five positive parameters with log-normal priors; the likelihood is a black box."""
-    from pymc_kernel_steps.targets import CountingLogp
+    from pymc_kernel_steps.bench.targets import CountingLogp
 
     with pm.Model() as model:
         alpha = pm.LogNormal("alpha", np.log(1.0), 0.5)

@@ -78,7 +78,7 @@ def test_the_samplers_never_import_the_harness(part):
     harness = (
         "pymc_kernel_steps.bench",
         "pymc_kernel_steps.comparison",
-        "pymc_kernel_steps.targets",
+        "pymc_kernel_steps.bench.targets",
     )
     for path in sorted((PACKAGE / part).rglob("*.py")):
         bad = sorted(n for n in _imported_modules(path) if n.startswith(harness))
@@ -95,3 +95,37 @@ def test_the_harness_files_stay_under_600_lines():
     for path in sorted((PACKAGE / "bench").rglob("*.py")):
         lines = len(path.read_text().splitlines())
         assert lines <= 600, f"{path.relative_to(ROOT)} has {lines} lines"
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "name"),
+    [
+        ("pymc_kernel_steps.comparison", "pymc_kernel_steps.bench", "compare_samplers"),
+        ("pymc_kernel_steps.targets", "pymc_kernel_steps.bench.targets", "TARGETS"),
+    ],
+)
+def test_the_old_harness_modules_warn_and_re_export(old, new, name):
+    result = _run(
+        "import importlib, warnings\n"
+        "with warnings.catch_warnings(record=True) as caught:\n"
+        "    warnings.simplefilter('always')\n"
+        f"    old = importlib.import_module({old!r})\n"
+        f"new = importlib.import_module({new!r})\n"
+        "assert [w.category for w in caught] == [DeprecationWarning], caught\n"
+        f"assert {new!r} in str(caught[0].message)\n"
+        "assert caught[0].filename == '<string>', caught[0].filename\n"
+        f"assert getattr(old, {name!r}) is getattr(new, {name!r})\n"
+        "assert all(getattr(old, n) is not None for n in old.__all__)\n"
+    )
+    assert result.returncode == 0, result.stderr
+
+
+def test_the_old_target_submodules_are_the_new_ones():
+    result = _run(
+        "import warnings\n"
+        "warnings.simplefilter('ignore', DeprecationWarning)\n"
+        "from pymc_kernel_steps.targets.synthetic import banana_model\n"
+        "from pymc_kernel_steps.bench.targets import synthetic\n"
+        "assert banana_model is synthetic.banana_model\n"
+    )
+    assert result.returncode == 0, result.stderr

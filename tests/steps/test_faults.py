@@ -11,7 +11,7 @@ import pytensor.tensor as pt
 import pytest
 
 from pymc_kernel_steps import KAMH, LogDensityError
-from pymc_kernel_steps.targets import CountingLogp
+from pymc_kernel_steps.bench.targets import CountingLogp
 
 from ..helpers import LV_TRUE, lotka_volterra_model, posterior_array
 
