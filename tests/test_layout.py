@@ -129,3 +129,26 @@ def test_the_old_target_submodules_are_the_new_ones():
         "assert banana_model is synthetic.banana_model\n"
     )
     assert result.returncode == 0, result.stderr
+
+
+def _scripts() -> list[Path]:
+    return sorted((ROOT / "benchmarks").rglob("*.py"))
+
+
+def test_the_studies_import_only_the_package():
+    scripts = {path.stem for path in _scripts()}
+    for path in _scripts():
+        text = path.read_text()
+        assert "sys.path" not in text, f"{path.relative_to(ROOT)} edits sys.path"
+        roots = {name.split(".")[0] for name in _imported_modules(path)}
+        bad = sorted(roots & (scripts | {"tests", "benchmarks", "helpers"}))
+        assert not bad, f"{path.relative_to(ROOT)} imports {bad}: move what it shares to bench"
+
+
+def test_no_test_loads_a_script():
+    for path in sorted((ROOT / "tests").rglob("*.py")):
+        text = path.read_text()
+        for needle in ("spec_from_file_location", "importlib.util", "from benchmarks"):
+            assert needle not in text or path.name == "test_layout.py", (
+                f"{path.relative_to(ROOT)} loads a script ({needle}): test the package instead"
+            )
