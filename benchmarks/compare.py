@@ -1,11 +1,11 @@
 """Accuracy per target evaluation of our samplers against the peers a user would pick instead.
 
-For every target of :data:`pymc_kernel_steps.targets.TARGETS` that has a reference (exact
-moments), :func:`pymc_kernel_steps.comparison.compare_samplers` runs every sampler at the same
+For every target of :data:`pymc_kernel_steps.bench.targets.TARGETS` that has a reference (exact
+moments), :func:`pymc_kernel_steps.bench.runners.compare_samplers` runs every sampler at the same
 budget of counted target evaluations, ``--replicates`` times with independent seeds, and compares
 the estimates of ``E[x_i]`` and ``E[x_i²]`` with the truth: the error-based ESS per 1000
 evaluations (worst coordinate with a bootstrap interval over replicates, and median), with
-ArviZ's bulk/tail ESS and R-hat beside it. See :mod:`pymc_kernel_steps.comparison` for the budget
+ArviZ's bulk/tail ESS and R-hat beside it. See :mod:`pymc_kernel_steps.bench.runners` for the budget
 mapping of each sampler kind.
 
 Samplers: ours (KAMH, AdaptiveMetropolis, KMCLite, KMCFinite, CKAM, whose estimates use its
@@ -36,35 +36,21 @@ from __future__ import annotations
 
 import argparse
 import concurrent.futures
-import datetime as _dt
 import math
 import multiprocessing
-import os
-import platform
 import shlex
-import subprocess
 import sys
 import time
-from importlib import metadata
 from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-import pymc_kernel_steps as pks  # noqa: E402
-from pymc_kernel_steps import targets as T  # noqa: E402
-from pymc_kernel_steps.comparison import (  # noqa: E402
-    Reference,
-    compare_samplers,
-    ess_err_table,
-    plot_comparison,
-)
-from pymc_kernel_steps.targets.synthetic import (  # noqa: E402
-    BIMODAL_MEANS,
-    BIMODAL_VARIANCES,
-    BIMODAL_WEIGHTS,
-)
+import pymc_kernel_steps as pks
+from pymc_kernel_steps.bench import compare_samplers, ess_err_table, plot_comparison
+from pymc_kernel_steps.bench import targets as T
+from pymc_kernel_steps.bench.pages import context_lines, markdown_table
+from pymc_kernel_steps.bench.pages import format_figure as _fmt
+from pymc_kernel_steps.bench.references import reference_for
 
 ROOT = Path(__file__).resolve().parents[1]
 OURS = ("KAMH", "AdaptiveMetropolis", "KMCLite", "KMCFinite", "CKAM")
@@ -83,43 +69,6 @@ def is_ours(label: str) -> bool:
 
 PEERS = {"SMC": "smc", "emcee": "emcee", "DEMetropolisZ": "demetropolisz", "NUTS": "nuts"}
 QUICK = {"budget": 2000, "replicates": 3, "targets": "banana"}
-REFERENCE_DRAWS = 200_000
-
-
-# ------------------------------------------------------------------------------ references
-def _bimodal_sample(rng, size):
-    rng = np.random.default_rng(rng)
-    component = rng.choice(len(BIMODAL_WEIGHTS), p=BIMODAL_WEIGHTS, size=size)
-    sd = np.sqrt(BIMODAL_VARIANCES[component])[:, None]
-    return BIMODAL_MEANS[component] + sd * rng.standard_normal((size, 2))
-
-
-#: exact samplers ``(rng, size) -> (size, k)`` for the targets that have one: they give
-#: Var(x²) (the scale of the second-moment errors) and the reference marginals in the plots
-EXACT_SAMPLERS = {
-    "banana": lambda rng, size: T.banana_sample(rng, size, dim=8),
-    "bimodal": _bimodal_sample,
-}
-
-
-#: targets whose posterior is exactly Gaussian (the 4-d correlated Gaussian; the conjugate model
-#: behind the noisy pseudo-marginal target)
-GAUSSIAN_POSTERIORS = ("gaussian", "noisy")
-
-
-def reference_for(name, target) -> Reference | None:
-    """Exact moments of ``target`` (or those of its cached reference run, with Var(x²) from
-    that run); Var(x²) and draws from an exact sampler when there is one."""
-    if getattr(target, "true_mean", None) is None or getattr(target, "true_var", None) is None:
-        return None
-    sample = EXACT_SAMPLERS.get(name) or getattr(target, "sample", None)
-    if sample is None:
-        if name in GAUSSIAN_POSTERIORS:  # x_i ~ N(μ, σ²): Var(x_i²) = 2σ⁴ + 4μ²σ²
-            mean, var = np.asarray(target.true_mean), np.asarray(target.true_var)
-            return Reference(mean, var, var_sq=2.0 * var**2 + 4.0 * mean**2 * var)
-        return Reference.coerce(target)  # Var(x²) from the target's reference run
-    draws = np.asarray(sample(np.random.default_rng(12345), REFERENCE_DRAWS), dtype=float)
-    return Reference.from_draws(draws, mean=target.true_mean, var=target.true_var)
 
 
 # -------------------------------------------------------------------------------- samplers
@@ -145,94 +94,7 @@ def _twin(target):
     return None if T.counting_ops(twin) else twin
 
 
-# --------------------------------------------------------------------------------- context
-def _version(dist):
-    try:
-        return metadata.version(dist)
-    except metadata.PackageNotFoundError:
-        return "not installed"
-
-
-def _git_commit():
-    try:
-        out = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
-        )
-        dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no"],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-        )
-        return out.stdout.strip() + (" (modified)" if dirty.stdout.strip() else "")
-    except OSError:
-        return "unknown"
-
-
-def context_lines(command: str) -> list[str]:
-    """Machine, versions, date and command, as markdown bullet points."""
-    cpu = platform.processor() or platform.machine()
-    try:
-        load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
-    except OSError:
-        load = "unknown"
-    versions = ", ".join(
-        f"{d} {_version(d)}"
-        for d in ("pymc", "pytensor", "arviz", "numpy", "scipy", "pandas", "emcee", "matplotlib")
-    )
-    return [
-        f"- date: {_dt.datetime.now(_dt.UTC).strftime('%Y-%m-%d %H:%M UTC')}",
-        f"- command: `{command}`",
-        f"- machine: {platform.system()} {platform.release()}, {cpu}, {os.cpu_count()} CPUs, "
-        f"load average at the start {load} (the machine is shared: timings are noisy)",
-        f"- python {platform.python_version()}, pymc-kernel-steps {pks.__version__} "
-        f"(git {_git_commit()}), {versions}",
-    ]
-
-
 # ---------------------------------------------------------------------------------- tables
-def _fmt(x) -> str:
-    if x is None or (isinstance(x, float) and not math.isfinite(x)):
-        return "-"
-    x = float(x)
-    if abs(x) >= 100:
-        return f"{x:.0f}"
-    if abs(x) >= 10:
-        return f"{x:.1f}"
-    if abs(x) >= 1:
-        return f"{x:.2f}"
-    return f"{x:.3f}"
-
-
-def markdown_table(table) -> str:
-    """The per-sampler table of :func:`ess_err_table` as GitHub markdown."""
-    header = (
-        "| sampler | evals (mean) | E[x] worst [90% CI] | E[x] median | E[x²] worst [90% CI] | "
-        "E[x²] median | ArviZ bulk (pooled) | ArviZ tail (pooled) | max R-hat (pooled) | "
-        "ArviZ bulk (1 run) | s / run | own ms / iter |"
-    )
-    lines = [header, "|:--" + "|--:" * 11 + "|"]
-    for name, row in table.iterrows():
-        cells = [
-            str(name),
-            f"{row['evaluations']:.0f}",
-            f"{_fmt(row['mean_worst'])} [{_fmt(row['mean_worst_lo'])}, "
-            f"{_fmt(row['mean_worst_hi'])}]",
-            _fmt(row["mean_median"]),
-            f"{_fmt(row['second_moment_worst'])} [{_fmt(row['second_moment_worst_lo'])}, "
-            f"{_fmt(row['second_moment_worst_hi'])}]",
-            _fmt(row["second_moment_median"]),
-            _fmt(row["ess_bulk_per_1000"]),
-            _fmt(row["ess_tail_per_1000"]),
-            _fmt(row["max_r_hat"]),
-            _fmt(row["ess_bulk_within_per_1000"]),
-            _fmt(row["seconds"]),
-            _fmt(row["own_ms_per_iteration"]),
-        ]
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines)
-
-
 def _best(table, names):
     rows = table.loc[[n for n in table.index if n in names]]
     if rows.empty or not np.any(np.isfinite(rows["mean_worst"])):

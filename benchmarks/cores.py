@@ -24,15 +24,11 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+import pymc as pm
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import pymc as pm  # noqa: E402
-from compare import context_lines  # noqa: E402
-
-import pymc_kernel_steps as pks  # noqa: E402
-from pymc_kernel_steps.targets import TARGETS  # noqa: E402
+import pymc_kernel_steps as pks
+from pymc_kernel_steps.bench.pages import context_lines
+from pymc_kernel_steps.bench.targets import TARGETS
 
 
 def make_step(name: str):

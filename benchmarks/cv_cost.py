@@ -19,18 +19,14 @@ from __future__ import annotations
 import argparse
 import os
 import platform
-import sys
 import time
 import warnings
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import pymc as pm
 
-import pymc as pm  # noqa: E402
-
-import pymc_kernel_steps as pks  # noqa: E402
-from pymc_kernel_steps.steps import kmc  # noqa: E402
-from pymc_kernel_steps.targets import banana_model  # noqa: E402
+import pymc_kernel_steps as pks
+from pymc_kernel_steps.bench.targets import banana_model
+from pymc_kernel_steps.steps import kmc
 
 SAMPLERS = ("KMCLite", "KMCFinite", "KAMH", "AdaptiveMetropolis")
 

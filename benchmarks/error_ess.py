@@ -24,20 +24,15 @@ from __future__ import annotations
 
 import argparse
 import logging
-import sys
 import time
 import warnings
-from pathlib import Path
 
+import arviz as az
 import numpy as np
+import pymc as pm
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-import arviz as az  # noqa: E402
-import pymc as pm  # noqa: E402
-
-import pymc_kernel_steps as pks  # noqa: E402
-from pymc_kernel_steps.targets import (  # noqa: E402
+import pymc_kernel_steps as pks
+from pymc_kernel_steps.bench.targets import (
     banana_model,
     banana_moments,
     banana_sample,

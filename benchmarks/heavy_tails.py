@@ -17,17 +17,12 @@ from __future__ import annotations
 
 import argparse
 import functools
-import sys
-from pathlib import Path
 
 import numpy as np
+import pymc as pm
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-import pymc as pm  # noqa: E402
-
-import pymc_kernel_steps as pks  # noqa: E402
-from pymc_kernel_steps.targets.blackbox import CountingLogp  # noqa: E402
+import pymc_kernel_steps as pks
+from pymc_kernel_steps.bench.targets.blackbox import CountingLogp
 
 DIM = 6
 

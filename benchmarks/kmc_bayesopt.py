@@ -20,19 +20,14 @@ import platform
 import subprocess
 import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import numpy as np
+import pymc as pm
 
-import numpy as np  # noqa: E402
-import pymc as pm  # noqa: E402
-
-import pymc_kernel_steps as pks  # noqa: E402
-from pymc_kernel_steps import targets as T  # noqa: E402
-from pymc_kernel_steps.comparison import compare_samplers, ess_err_table  # noqa: E402
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from compare import reference_for  # noqa: E402
+import pymc_kernel_steps as pks
+from pymc_kernel_steps.bench import compare_samplers, ess_err_table
+from pymc_kernel_steps.bench import targets as T
+from pymc_kernel_steps.bench.references import reference_for
 
 
 def lite_bayesopt():

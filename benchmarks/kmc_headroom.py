@@ -34,14 +34,12 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import arviz as az
+import numpy as np
+import pymc as pm
 
-import arviz as az  # noqa: E402
-import numpy as np  # noqa: E402
-import pymc as pm  # noqa: E402
-
-import pymc_kernel_steps as pks  # noqa: E402
-from pymc_kernel_steps.targets import banana_logp, banana_model, banana_sample  # noqa: E402
+import pymc_kernel_steps as pks
+from pymc_kernel_steps.bench.targets import banana_logp, banana_model, banana_sample
 
 TWIST, VARIANCE = 0.03, 100.0  # the benchmark banana's b and V (banana_logp's defaults)
 

@@ -27,20 +27,14 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+import pymc as pm
 
-import pymc as pm  # noqa: E402
-from compare import context_lines, markdown_table, reference_for  # noqa: E402
-
-import pymc_kernel_steps as pks  # noqa: E402
-from pymc_kernel_steps import targets as T  # noqa: E402
-from pymc_kernel_steps.comparison import (  # noqa: E402
-    Sampler,
-    compare_samplers,
-    count_evaluations,
-    ess_err_table,
-)
+import pymc_kernel_steps as pks
+from pymc_kernel_steps.bench import Sampler, compare_samplers, ess_err_table
+from pymc_kernel_steps.bench import targets as T
+from pymc_kernel_steps.bench.pages import context_lines, markdown_table
+from pymc_kernel_steps.bench.references import reference_for
+from pymc_kernel_steps.diagnostics import count_evaluations
 
 QUIET = {
     "progressbar": False,

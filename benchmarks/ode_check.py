@@ -1,4 +1,5 @@
-"""Lotka–Volterra black box (fixed-step RK4, tests/helpers.py): convergence and where the model is
+"""Lotka–Volterra black box (fixed-step RK4,
+:mod:`pymc_kernel_steps.bench.targets.lotka_volterra_rk4`): convergence and where the model is
 evaluated, 4 chains × (tune + draws), one process so that every evaluation point is recorded.
 
 Prints per sampler: max R-hat, whether the true (α, β, γ, δ) lie in the 99 % intervals, the share
@@ -15,21 +16,15 @@ from __future__ import annotations
 
 import argparse
 import logging
-import sys
 import time
 import warnings
-from pathlib import Path
 
+import arviz as az
 import numpy as np
+import pymc as pm
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-import arviz as az  # noqa: E402
-import pymc as pm  # noqa: E402
-
-import pymc_kernel_steps as pks  # noqa: E402
-from tests import helpers  # noqa: E402
+import pymc_kernel_steps as pks
+from pymc_kernel_steps.bench.targets import lotka_volterra_rk4 as helpers
 
 PRIOR_LOG_MEAN = np.log([1.0, 0.05, 1.0, 0.05, 0.3])
 PRIOR_LOG_SD = 0.5

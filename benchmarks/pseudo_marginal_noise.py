@@ -35,19 +35,15 @@ from __future__ import annotations
 import argparse
 import functools
 import logging
-import sys
 import time
 import warnings
 from pathlib import Path
 
 import numpy as np
+import pymc as pm
+from arviz import ess
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-import pymc as pm  # noqa: E402
-from arviz import ess  # noqa: E402
-
-import pymc_kernel_steps as pks  # noqa: E402
+import pymc_kernel_steps as pks
 
 MEAN = np.array([1.0, -2.0])
 SD = np.array([0.5, 2.0])

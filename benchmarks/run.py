@@ -1,9 +1,9 @@
 """Compare this package's samplers with PyMC's Metropolis, DEMetropolisZ, Slice and NUTS.
 
 Every gradient-free sampler runs on the black-box version of a target (a
-:class:`~pymc_kernel_steps.targets.CountingLogp` without a gradient, the way a user's likelihood is
-called); NUTS runs on the differentiable PyTensor twin of the same density. Chains run sequentially
-in this process (``cores=1``) so the black box's counter sees every call.
+:class:`~pymc_kernel_steps.bench.targets.CountingLogp` without a gradient, the way a user's
+likelihood is called); NUTS runs on the differentiable PyTensor twin of the same density. Chains
+run sequentially in this process (``cores=1``) so the black box's counter sees every call.
 
 Reported per (target, sampler), as the median and the range over seeds:
 
@@ -33,26 +33,22 @@ import datetime as _dt
 import inspect
 import logging
 import platform
-import sys
 import time
 import warnings
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
+import pymc as pm
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-import pymc as pm  # noqa: E402
-
-import pymc_kernel_steps as pks  # noqa: E402
-from pymc_kernel_steps.diagnostics import (  # noqa: E402
+import pymc_kernel_steps as pks
+from pymc_kernel_steps.bench.targets import TARGETS, counting_ops
+from pymc_kernel_steps.diagnostics import (
     SamplerRun,
     comparison_table,
     count_evaluations,
     summarize,
 )
-from pymc_kernel_steps.targets import TARGETS, counting_ops  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 

@@ -1,19 +1,34 @@
-"""Gradient-free kernel adaptive MCMC step methods for PyMC."""
+"""Gradient-free kernel adaptive MCMC step methods for PyMC.
 
-from . import core
+The top level is lazy (PEP 562): ``import pymc_kernel_steps`` or ``import
+pymc_kernel_steps.core`` loads neither PyMC nor PyTensor; the step classes and
+:func:`pseudo_marginal_potential`, which need them, are imported on first access
+(``from pymc_kernel_steps import KMCLite`` works as before).
+"""
+
+import importlib as _importlib
+
 from ._version import __version__
-from .core import GaussianKernel, LinearKernel, MaternKernel, RationalQuadraticKernel
-from .pseudo_marginal import pseudo_marginal_potential
-from .steps import (
-    CKAM,
-    KAMH,
-    AdaptiveHMC,
-    AdaptiveMetropolis,
-    KMCFinite,
-    KMCLite,
-    LogDensityError,
-    sampling_phase,
-)
+
+#: public name -> module (relative to this package) that defines it
+_LAZY = {
+    "AdaptiveHMC": ".steps",
+    "CKAM": ".steps",
+    "KAMH": ".steps",
+    "AdaptiveMetropolis": ".steps",
+    "KMCFinite": ".steps",
+    "KMCLite": ".steps",
+    "LogDensityError": ".steps",
+    "sampling_phase": ".steps",
+    "GaussianKernel": ".core",
+    "LinearKernel": ".core",
+    "MaternKernel": ".core",
+    "RationalQuadraticKernel": ".core",
+    "pseudo_marginal_potential": ".pseudo_marginal",
+}
+
+#: submodules the eager top level used to load, reachable as attributes as before
+_SUBMODULES = ("core", "pseudo_marginal", "steps")
 
 __all__ = [
     "AdaptiveHMC",
@@ -32,3 +47,18 @@ __all__ = [
     "pseudo_marginal_potential",
     "sampling_phase",
 ]
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        value = getattr(_importlib.import_module(_LAZY[name], __name__), name)
+    elif name in _SUBMODULES:
+        value = _importlib.import_module(f".{name}", __name__)
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value  # later look-ups skip __getattr__
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -1,6 +1,9 @@
 """The main job of ``make demo``: sample the 8-d banana with our samplers, PyMC's DEMetropolisZ and
-NUTS, and print the comparison; then redraw the README's figure (accuracy per evaluation on the
-banana from the committed benchmark runs, ``docs/benchmarks/banana-runs.csv.gz``) and say where.
+NUTS, and print the comparison; then redraw the figure of accuracy per evaluation on the banana
+from the benchmark's runs (``--runs``, the tidy frame ``benchmarks/compare.py`` writes) and say
+where. Run from a source checkout, ``--runs`` defaults to the committed runs the checkout's
+``pyproject.toml`` names (``[tool.pymc-kernel-steps] demo-runs``); an installed package
+refers to no file outside itself.
 
 The gradient-free samplers see the banana as a black box (a counting Op without a gradient, the
 way a user's external likelihood is called); NUTS samples the differentiable twin of the same
@@ -18,9 +21,9 @@ from pathlib import Path
 
 import pymc as pm
 
+from .bench.targets import TARGETS, counting_ops
 from .diagnostics import SamplerRun, comparison_table, count_evaluations, summarize
 from .steps import CKAM, KAMH, AdaptiveMetropolis, KMCFinite, KMCLite, sampling_phase
-from .targets import TARGETS, counting_ops
 
 SAMPLERS = {
     "KMCLite": KMCLite,
@@ -79,16 +82,38 @@ def run(name: str, tune: int, draws: int, chains: int, seed: int) -> dict:
     )
 
 
-#: the tidy frame of ``benchmarks/compare.py`` on the banana (in a source checkout)
-BENCHMARK_RUNS = Path(__file__).resolve().parents[1] / "docs" / "benchmarks" / "banana-runs.csv.gz"
+PROJECT = "pymc-kernel-steps"
+
+
+def repository_runs(start: Path | None = None) -> Path | None:
+    """The banana benchmark runs of the source checkout at ``start`` (default: the working
+    directory) or one of its parents: the path its ``pyproject.toml`` (of project
+    ``pymc-kernel-steps``) gives as ``[tool.pymc-kernel-steps] demo-runs``, relative to that
+    file; None outside a checkout."""
+    import tomllib
+
+    start = Path.cwd() if start is None else Path(start)
+    for directory in (start.resolve(), *start.resolve().parents):
+        config = directory / "pyproject.toml"
+        if not config.is_file():
+            continue
+        try:
+            data = tomllib.loads(config.read_text())
+        except (OSError, tomllib.TOMLDecodeError):
+            return None
+        if data.get("project", {}).get("name") != PROJECT:
+            return None
+        runs = data.get("tool", {}).get(PROJECT, {}).get("demo-runs")
+        return directory / runs if runs else None
+    return None
 
 
 def write_benchmark_figure(runs: Path, out: Path) -> Path | None:
     """Draw the error-based ESS per 1000 evaluations of the committed banana benchmark (every
     sampler at 12,000 counted evaluations, over independent replicates) into ``out``.
 
-    Returns None, after saying why, when the runs file or matplotlib is missing (an installed
-    wheel has no ``docs/``; matplotlib is in the ``bench`` extra)."""
+    Returns None, after saying why, when there are no runs (an installed package has none:
+    give ``--runs``) or matplotlib is missing (it is in the ``bench`` extra)."""
     try:
         import matplotlib
 
@@ -98,10 +123,17 @@ def write_benchmark_figure(runs: Path, out: Path) -> Path | None:
     except ImportError:
         print("\n(no figure: matplotlib is not installed; pip install 'pymc-kernel-steps[bench]')")
         return None
+    if runs is None:
+        print(
+            "\n(no figure: no benchmark runs given; run from a source checkout or pass --runs "
+            "<banana-runs.csv.gz written by benchmarks/compare.py --csv>)"
+        )
+        return None
+    runs = Path(runs)
     if not runs.exists():
         print(f"\n(no figure: {runs} is not there; it comes with a source checkout)")
         return None
-    from .comparison import plot_comparison
+    from .bench.plots import plot_comparison
 
     fig = plot_comparison(pd.read_csv(runs), statistic="mean")
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -121,6 +153,13 @@ def main(argv=None) -> str:
         "--figure",
         default="demo-output/accuracy-per-evaluation.png",
         help="where to write the benchmark figure ('' for none)",
+    )
+    parser.add_argument(
+        "--runs",
+        type=Path,
+        default=None,
+        help="the banana benchmark's runs (benchmarks/compare.py --csv) to draw the figure from "
+        "(default: the committed runs, when run from a source checkout)",
     )
     args = parser.parse_args(argv)
     names = args.samplers.split(",")
@@ -151,13 +190,14 @@ def main(argv=None) -> str:
         "arms make the variance of x₁, x₂ hard for every sampler at this budget)."
     )
     if args.figure:
-        figure = write_benchmark_figure(BENCHMARK_RUNS, Path(args.figure))
+        runs = args.runs if args.runs is not None else repository_runs()
+        figure = write_benchmark_figure(runs, Path(args.figure))
         if figure is not None:
             print(
                 "\nThe within-run ESS above is what one run shows; it cannot see a chain that has "
                 "not yet reached the banana's arms. The benchmark measures accuracy against the "
                 "exact moments over 10 independent runs per sampler at 12,000 counted evaluations "
-                "(benchmarks/compare.py; docs/benchmarks/banana.md). Its figure, the README's: "
+                f"(benchmarks/compare.py; its runs: {runs}). Its figure, the README's: "
                 f"{figure.resolve()}"
             )
     return table

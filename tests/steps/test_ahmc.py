@@ -13,8 +13,8 @@ import pytensor.tensor as pt
 import pytest
 
 from pymc_kernel_steps import AdaptiveHMC, LogDensityError
+from pymc_kernel_steps.bench.targets import CountingLogp
 from pymc_kernel_steps.core.integrators import kinetic_energy, leapfrog
-from pymc_kernel_steps.targets import CountingLogp
 
 from ..helpers import CORRELATED_COV, CORRELATED_MEAN, assert_moments, correlated_gaussian_model
 

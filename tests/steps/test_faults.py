@@ -11,9 +11,10 @@ import pytensor.tensor as pt
 import pytest
 
 from pymc_kernel_steps import KAMH, LogDensityError
-from pymc_kernel_steps.targets import CountingLogp
+from pymc_kernel_steps.bench.targets import CountingLogp
+from pymc_kernel_steps.bench.targets.lotka_volterra_rk4 import LV_TRUE, lotka_volterra_model
 
-from ..helpers import LV_TRUE, lotka_volterra_model, posterior_array
+from ..helpers import posterior_array
 
 QUIET = dict(progressbar=False, compute_convergence_checks=False)
 

@@ -6,7 +6,7 @@ import cloudpickle
 import numpy as np
 import pymc as pm
 
-from pymc_kernel_steps.targets import CountingLogp
+from pymc_kernel_steps.bench.targets import CountingLogp
 
 
 class InterruptAfter:

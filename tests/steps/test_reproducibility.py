@@ -25,7 +25,7 @@ SCRIPT = textwrap.dedent(
     import numpy as np
     import pymc as pm
     import pymc_kernel_steps as pks
-    from pymc_kernel_steps.targets import banana_model
+    from pymc_kernel_steps.bench.targets import banana_model
 
 
     def main(out, cores, mp_ctx):

@@ -9,8 +9,8 @@ import pymc as pm
 import pytest
 
 from pymc_kernel_steps import KAMH, AdaptiveMetropolis, KMCFinite, KMCLite
+from pymc_kernel_steps.bench.targets import noisy_gaussian_model
 from pymc_kernel_steps.steps.base import SCOUT_LENGTH
-from pymc_kernel_steps.targets import noisy_gaussian_model
 
 STEPS = [KAMH, AdaptiveMetropolis, KMCLite, KMCFinite]
 

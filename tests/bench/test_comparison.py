@@ -11,8 +11,8 @@ import pytest
 from scipy import stats
 
 import pymc_kernel_steps as pks
-from pymc_kernel_steps import comparison as C
-from pymc_kernel_steps import targets as T
+from pymc_kernel_steps import bench as C
+from pymc_kernel_steps.bench import targets as T
 
 COV = np.array([[1.0, 0.5], [0.5, 2.0]])
 GAUSS_REF = C.Reference(np.zeros(2), np.diag(COV), var_sq=2 * np.diag(COV) ** 2)

@@ -3,7 +3,7 @@
 Every target comes in two flavours:
 
 * a **black-box** model, whose log density is computed by numpy code behind a
-  :class:`~pymc_kernel_steps.targets.CountingLogp` ``Op`` that has no gradient (the way a user's
+  :class:`~.targets.CountingLogp` ``Op`` that has no gradient (the way a user's
   external likelihood, simulator or pseudo-marginal estimator is wrapped), so PyMC cannot use NUTS
   on it and every call is counted;
 * a **differentiable twin** (``black_box=False``) written in PyTensor with the same variables and

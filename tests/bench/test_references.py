@@ -1,42 +1,33 @@
-"""The references `benchmarks/compare.py` (``make bench``) scores every target against."""
+"""The references every target is scored against (``benchmarks/compare.py``, ``make bench``)."""
 
 from __future__ import annotations
-
-import importlib.util
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-from pymc_kernel_steps import targets as T
-from pymc_kernel_steps.comparison import Reference, reference_run_var_sq
-
-COMPARE = Path(__file__).resolve().parents[1] / "benchmarks" / "compare.py"
-
-
-@pytest.fixture(scope="module")
-def compare():
-    spec = importlib.util.spec_from_file_location("bench_compare", COMPARE)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
+from pymc_kernel_steps.bench import targets as T
+from pymc_kernel_steps.bench.references import (
+    EXACT_SAMPLERS,
+    Reference,
+    reference_for,
+    reference_run_var_sq,
+)
 
 WITH_REFERENCE = [n for n, t in T.TARGETS.items() if t.true_mean is not None]
 
 
 @pytest.mark.parametrize("name", WITH_REFERENCE)
-def test_every_benchmark_target_has_the_variance_of_its_second_moments(compare, name):
-    reference = compare.reference_for(name, T.TARGETS[name])
+def test_every_benchmark_target_has_the_variance_of_its_second_moments(name):
+    reference = reference_for(name, T.TARGETS[name])
     np.testing.assert_array_equal(reference.mean, T.TARGETS[name].true_mean)
     assert reference.var_sq is not None, "E[x²] errors would be scaled by the samplers' draws"
     assert np.all(np.isfinite(reference.var_sq)) and np.all(reference.var_sq > 0)
 
 
 @pytest.mark.parametrize("name", sorted(["banana", "bimodal"]))
-def test_exact_benchmark_samplers_have_the_exact_moments(compare, name):
+def test_exact_benchmark_samplers_have_the_exact_moments(name):
     target = T.TARGETS[name]
-    draws = compare.EXACT_SAMPLERS[name](np.random.default_rng(3), 200_000)
+    draws = EXACT_SAMPLERS[name](np.random.default_rng(3), 200_000)
     standard_error = np.sqrt(target.true_var / len(draws))
     z = (draws.mean(axis=0) - target.true_mean) / standard_error
     assert np.all(np.abs(z) < 4.5), z

@@ -3,7 +3,7 @@
 Design: an intercept and the 7 standardised predictors ``npreg, glu, bp, skin, bmi, ped, age``
 (8 coefficients ``w``); response ``type == "Yes"``; prior ``w ~ N(0, 5² I)``. The black-box
 flavour computes the log posterior with numpy in a
-:class:`~pymc_kernel_steps.targets.CountingLogp`; the twin (``black_box=False``) is the same
+:class:`~pymc_kernel_steps.bench.targets.CountingLogp`; the twin (``black_box=False``) is the same
 density in PyTensor, for NUTS (the efficiency ceiling that gradient-free samplers compare with).
 """
 

@@ -29,7 +29,7 @@ Nothing is cached across θ, so every estimate is an independent unbiased estima
 
 The standard normals ``z`` (``214 × n_imp``) are drawn inside the PyTensor graph by a random
 variable with its own shared generator, and passed to a
-:class:`~pymc_kernel_steps.targets.NoisyCountingLogp`: see that class for what that means for
+:class:`~pymc_kernel_steps.bench.targets.NoisyCountingLogp`: see that class for what that means for
 compiling, reseeding and counting.
 """
 
@@ -204,7 +204,7 @@ def glass_model(
     Variable ``theta`` (shape 9, ``θ_d = log ℓ_d²``, features in the order of
     :data:`GLASS_FEATURES`) with prior ``N(0, prior_var I)``; potential ``"loglik"`` is the
     importance-sampling estimate of the log marginal likelihood (module notes), fresh at every
-    evaluation and counted by a :class:`~pymc_kernel_steps.targets.NoisyCountingLogp`. An exact
+    evaluation and counted by a :class:`~.targets.NoisyCountingLogp`. An exact
     pseudo-marginal sampler (one that keeps the current point's estimate) targets the exact
     posterior; PyMC's ``Metropolis``/``DEMetropolisZ`` re-evaluate the current point and do not.
 
