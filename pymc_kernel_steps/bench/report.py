@@ -51,7 +51,7 @@ def plot_ratios(table: pd.DataFrame, path: Path) -> None:
 
     mean = table[table["statistic"] == "mean"].sort_values("ratio").reset_index(drop=True)
     second = table[table["statistic"] == "second_moment"].set_index("posterior")
-    fig, ax = plt.subplots(figsize=(7.5, 0.38 * len(mean) + 1.6))
+    fig, ax = plt.subplots(figsize=(8.0, 0.38 * len(mean) + 1.6))
     y = np.arange(len(mean))
     for offset, frame, color, label in (
         (0.13, mean, "C0", "E[x]"),
@@ -72,7 +72,7 @@ def plot_ratios(table: pd.DataFrame, path: Path) -> None:
     ax.axvline(1.0, color="k", lw=1)
     ax.set_xscale("log")
     ax.set_yticks(y, [f"{p} (d={d})" for p, d in zip(mean["posterior"], mean["dim"], strict=True)])
-    ax.set_xlabel("ESS_err per evaluation: our best sampler / the best peer (worst coordinate)")
+    ax.set_xlabel("ESS_err per evaluation, our best / the best peer")
     ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=2, frameon=False)
     ax.grid(axis="x", which="both", alpha=0.3)
     fig.tight_layout()
