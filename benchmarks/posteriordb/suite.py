@@ -30,17 +30,26 @@ from pymc_kernel_steps.bench.suite import OURS, PEERS, run_posterior
 
 HERE = Path(__file__).parent
 RUNS = HERE / "runs"
+RUNS_PATH = "benchmarks/posteriordb/runs"
 DOCS = HERE.parents[1] / "docs" / "benchmarks"
 
 
 def _git_commit() -> str:
-    """The checkout's commit, with ``+changes`` when files differ from it."""
+    """The checkout's commit, with ``+changes`` when files other than the runs differ from it."""
     try:
         commit = subprocess.run(
             ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=HERE
         ).stdout.strip()
         dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no"],
+            [
+                "git",
+                "status",
+                "--porcelain",
+                "--untracked-files=no",
+                "--",
+                ":/",
+                f":(exclude,top){RUNS_PATH}",
+            ],
             capture_output=True,
             text=True,
             cwd=HERE,
