@@ -8,10 +8,10 @@ as it must.
     A short optimisation first, as emcee's documentation advises: L-BFGS-B from the initial point
     on the negative log density with finite-difference gradients, at most a fifth of the budget
     (charged). Then ``W = max(32, 2 d)`` walkers (even) in a small Gaussian ball around the
-    optimum, sd ``0.01`` times the optimiser's inverse-Hessian scale in each unconstrained
-    coordinate; the stretch move grows the ensemble to the posterior's scale. The remaining
-    ``B' / W − 1`` iterations run; the burn-in is read off
-    the run as emcee's documentation does: ``3 τ`` (``τ`` the largest integrated autocorrelation
+    optimum, sd ``0.01`` times each unconstrained coordinate's conditional standard deviation
+    there (from the second differences of the log density); the stretch move grows the ensemble
+    to the posterior's scale. The remaining ``B' / W − 1`` iterations run; the burn-in is read
+    off the run as emcee's documentation does: ``3 τ`` (``τ`` the largest integrated autocorrelation
     time, estimated on the second half) and not before the walkers' mean log density first reaches
     its median over the second half; at most half the run.
 ``pm.sample_smc``
@@ -55,11 +55,16 @@ def emcee_burn_in(log_prob: np.ndarray, tau: float) -> int:
 
 
 def optimise_start(logp, x0: np.ndarray, max_evaluations: int):
-    """L-BFGS-B on ``−logp`` from ``x0`` (finite-difference gradients), at most
-    ``max_evaluations`` evaluations: ``(optimum, scale, evaluations)``, ``scale`` the square
-    root of the diagonal of the optimiser's inverse Hessian (1 where it is not positive and
-    finite); the start itself where the optimiser found nothing better. L-BFGS-B restarts from
-    its optimum while that still improves and evaluations remain."""
+    """L-BFGS-B on ``−logp`` from ``x0`` (finite-difference gradients) within
+    ``max_evaluations`` evaluations, then the curvature there: ``(optimum, scale, evaluations)``.
+
+    L-BFGS-B restarts from its optimum, in coordinates scaled by its last inverse Hessian, while
+    that still improves (with finite differences it stops early on ill-conditioned targets).
+    ``scale`` is ``1 / √(−∂²logp/∂x_i²)`` at the optimum by central second differences (``2 d``
+    more evaluations): each coordinate's conditional standard deviation, a scale that is never
+    wider than the posterior; ``1`` where the curvature is not positive and finite. The start
+    itself is returned where the optimiser found nothing better.
+    """
     from scipy.optimize import minimize
 
     calls = 0
@@ -70,26 +75,33 @@ def optimise_start(logp, x0: np.ndarray, max_evaluations: int):
         value = -logp(x)
         return value if np.isfinite(value) else 1e300
 
+    dim = np.size(x0)
     best, best_value = np.asarray(x0, dtype=float), objective(x0)
-    scale = np.ones_like(best)
-    while calls < max_evaluations:
-        # restarts, each in coordinates scaled by the last inverse Hessian's diagonal: L-BFGS-B
-        # with finite differences stops early on ill-conditioned targets
-        origin, unit = best, scale
+    unit = np.ones_like(best)
+    while calls < max_evaluations - 2 * dim:
+        origin = best
         result = minimize(
             lambda y, origin=origin, unit=unit: objective(origin + unit * y),
             np.zeros_like(best),
             method="L-BFGS-B",
-            options={"maxfun": max(1, max_evaluations - calls), "maxiter": 10_000},
+            options={"maxfun": max(1, max_evaluations - 2 * dim - calls), "maxiter": 10_000},
         )
         improved = result.fun < best_value - 1e-8 * max(1.0, abs(best_value))
         if result.fun < best_value:
             best, best_value = origin + unit * result.x, float(result.fun)
             variance = unit**2 * np.diag(result.hess_inv.todense())
             usable = np.isfinite(variance) & (variance > 0)
-            scale = np.where(usable, np.sqrt(np.where(usable, variance, 1.0)), unit)
+            unit = np.where(usable, np.sqrt(np.where(usable, variance, 1.0)), unit)
         if not improved:
             break
+    step = 1e-4 * np.minimum(unit, np.maximum(1.0, np.abs(best)))
+    curvature = np.empty(dim)
+    for i in range(dim):
+        e = np.zeros(dim)
+        e[i] = step[i]
+        curvature[i] = (objective(best + e) - 2 * best_value + objective(best - e)) / step[i] ** 2
+    usable = np.isfinite(curvature) & (curvature > 0)
+    scale = np.where(usable, 1.0 / np.sqrt(np.where(usable, curvature, 1.0)), 1.0)
     return best, scale, calls
 
 
