@@ -34,7 +34,13 @@ def _cell(value, lo, hi, capped=False) -> str:
     return f"{mark}{_fmt(value)} [{_fmt(lo)}, {_fmt(hi)}]"
 
 
+#: effective draws per run below which a figure says only that the sampler did not converge
+MEANINGFUL_DRAWS = 1.0
+
+
 def _verdict(row) -> str:
+    if not row["meaningful"]:
+        return "no sampler converges"
     if row["ratio_lo"] > 1:
         return "ahead"
     if row["ratio_hi"] < 1:
@@ -98,6 +104,9 @@ def write_suite_page(frames: pd.DataFrame, path: Path, *, n_boot: int = 1000) ->
     order = [p for p in posteriordb.POSTERIORS if p in set(summary["posterior"])]
     summary["order"] = summary["posterior"].map(order.index)
     summary = summary.sort_values(["order", "statistic"])
+    budget_of = frames.groupby("posterior")["budget"].first()
+    best_draws = summary[["ours_ess", "peer_ess"]].max(axis=1) * summary["posterior"].map(budget_of)
+    summary["meaningful"] = best_draws / 1000.0 >= MEANINGFUL_DRAWS
     plot_ratios(summary, path.with_suffix(".png"))
     within = _within_run_ess(frames)
     mean = summary[summary["statistic"] == "mean"]
@@ -106,10 +115,13 @@ def write_suite_page(frames: pd.DataFrame, path: Path, *, n_boot: int = 1000) ->
     replicates = sorted(frames.groupby("posterior")["replicate"].nunique().unique())
     dates = sorted(frames["run_date"].dropna().unique()) if "run_date" in frames else []
     commits = sorted(frames["git_commit"].dropna().unique()) if "git_commit" in frames else []
-    won = int((mean["ratio_lo"] > 1).sum())
-    lost = int((mean["ratio_hi"] < 1).sum())
-    won2 = int((second["ratio_lo"] > 1).sum())
-    lost2 = int((second["ratio_hi"] < 1).sum())
+    scored = mean[mean["meaningful"]]
+    scored2 = second[second["meaningful"]]
+    unscored = mean[~mean["meaningful"]]
+    won = int((scored["ratio_lo"] > 1).sum())
+    lost = int((scored["ratio_hi"] < 1).sum())
+    won2 = int((scored2["ratio_lo"] > 1).sum())
+    lost2 = int((scored2["ratio_hi"] < 1).sum())
     missing = [p for p in posteriordb.POSTERIORS if p not in set(summary["posterior"])]
 
     lines = [
@@ -139,11 +151,18 @@ def write_suite_page(frames: pd.DataFrame, path: Path, *, n_boot: int = 1000) ->
         "",
         "## Headline",
         "",
-        f"Over {len(mean)} posteriors, our best sampler's ESS_err per evaluation of E[x] is "
-        f"**{_fmt(geometric_mean(mean['ratio']))}×** the best peer's (geometric mean of the "
+        f"Over {len(scored)} posteriors, our best sampler's ESS_err per evaluation of E[x] is "
+        f"**{_fmt(geometric_mean(scored['ratio']))}×** the best peer's (geometric mean of the "
         f"ratios); the interval excludes 1 in our favour on **{won}** and against us on "
         f"**{lost}** (level on the rest). On E[x²]: "
-        f"{_fmt(geometric_mean(second['ratio']))}×, ahead on {won2}, behind on {lost2}.",
+        f"{_fmt(geometric_mean(scored2['ratio']))}×, ahead on {won2}, behind on {lost2}."
+        + (
+            f" Not scored: {', '.join(unscored['posterior'])}, where no sampler, ours or the "
+            f"peers, reaches {MEANINGFUL_DRAWS:g} effective draw per run at this budget (a "
+            "ratio of two failures says nothing)."
+            if len(unscored)
+            else ""
+        ),
         "",
         "![ratios](posteriordb.png)",
         "",
@@ -173,11 +192,18 @@ def write_suite_page(frames: pd.DataFrame, path: Path, *, n_boot: int = 1000) ->
             f"{_fmt(within.get((row['posterior'], row['ours']), math.nan))} | "
             f"{_verdict(row)} |"
         )
-    behind = mean[mean["ratio_hi"] < 1]
-    behind2 = second[second["ratio_hi"] < 1]
+    behind = scored[scored["ratio_hi"] < 1]
+    behind2 = scored2[scored2["ratio_hi"] < 1]
     lines += ["", "## Where we lose", ""]
     if behind.empty and behind2.empty:
-        lines.append("Nowhere on these runs: no interval lies below 1.")
+        lines.append("No interval of a scored posterior lies below 1. Closest to it:")
+    for _, row in scored[(scored["ratio"] < 1) & (scored["ratio_hi"] >= 1)].iterrows():
+        lines.append(
+            f"- **{row['posterior']}** (E[x]): behind on the point estimate, level within the "
+            f"interval: `{row['peer']}` {_fmt(row['peer_ess'])} against our best "
+            f"`{row['ours']}` {_fmt(row['ours_ess'])} ({_fmt(row['ratio'])}× "
+            f"[{_fmt(row['ratio_lo'])}, {_fmt(row['ratio_hi'])}])."
+        )
     for _, row in behind.iterrows():
         lines.append(
             f"- **{row['posterior']}** (E[x]): `{row['peer']}` {_fmt(row['peer_ess'])} against "
@@ -187,6 +213,14 @@ def write_suite_page(frames: pd.DataFrame, path: Path, *, n_boot: int = 1000) ->
         lines.append(
             f"- **{posterior}** (E[x²]): `{row['peer']}` {_fmt(row['peer_ess'])} against our "
             f"best `{row['ours']}` {_fmt(row['ours_ess'])} ({_fmt(row['ratio'])}×)."
+        )
+    if len(unscored):
+        lines += ["", "Not scored, because no sampler converges at this budget:"]
+    for _, row in unscored.iterrows():
+        lines.append(
+            f"- **{row['posterior']}**: the best are our "
+            f"`{row['ours']}` {_fmt(row['ours_ess'])} and the peers' `{row['peer']}` "
+            f"{_fmt(row['peer_ess'])} per 1000 evaluations."
         )
     if missing:
         lines += ["", "Not yet run: " + ", ".join(missing) + "."]
