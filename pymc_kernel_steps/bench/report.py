@@ -77,7 +77,12 @@ def plot_ratios(table: pd.DataFrame, path: Path) -> None:
         )
     ax.axvline(1.0, color="k", lw=1)
     ax.set_xscale("log")
-    ax.set_yticks(y, [f"{p} (d={d})" for p, d in zip(mean["posterior"], mean["dim"], strict=True)])
+    meaningful = mean["meaningful"] if "meaningful" in mean else pd.Series(True, index=mean.index)
+    labels = [
+        f"{p} (d={d})" + ("" if ok else ": no sampler converges")
+        for p, d, ok in zip(mean["posterior"], mean["dim"], meaningful, strict=True)
+    ]
+    ax.set_yticks(y, labels)
     ax.set_xlabel("ESS_err per evaluation, our best / the best peer")
     ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=2, frameon=False)
     ax.grid(axis="x", which="both", alpha=0.3)
