@@ -42,13 +42,25 @@ from .kernels import (
     RationalQuadraticKernel,
     median_lengthscale,
 )
+from .moves import (
+    RW_FACTOR,
+    CoordinateWalk,
+    Cycle,
+    KAMMove,
+    Mixture,
+    Move,
+    MoveTally,
+    Proposal,
+    RandomWalk,
+    kamh_propose,
+    optimal_scale,
+)
 from .proposals import (
     cholesky_or_nan,
     gaussian_logpdf,
     gaussian_random_walk,
     kamh_covariance,
     kamh_feature_covariance,
-    kamh_propose,
     smallest_scale,
 )
 from .regression import (
@@ -77,6 +89,16 @@ from .scouting import Scouts
 from .whitening import Whitening
 
 __all__ = [
+    "RW_FACTOR",
+    "CoordinateWalk",
+    "Cycle",
+    "KAMMove",
+    "Mixture",
+    "Move",
+    "MoveTally",
+    "Proposal",
+    "RandomWalk",
+    "optimal_scale",
     "AnnealedUCB",
     "ChainHistory",
     "CoordinateScales",

@@ -1,0 +1,28 @@
+"""Moves: small proposal objects with one protocol (:class:`Move`), and their mixtures and
+cycles as data. Never imports PyMC."""
+
+from .base import Move, MoveTally, Proposal
+from .jumps import BlindJump, CosineWalk, ModeHop
+from .kam import KAMMove, kamh_propose
+from .mixture import Cycle, Mixture
+from .random_walk import RW_FACTOR, CoordinateWalk, RandomWalk, optimal_scale
+from .trajectory import SurrogateHMC, Trajectory
+
+__all__ = [
+    "RW_FACTOR",
+    "BlindJump",
+    "CoordinateWalk",
+    "CosineWalk",
+    "Cycle",
+    "KAMMove",
+    "Mixture",
+    "ModeHop",
+    "Move",
+    "MoveTally",
+    "Proposal",
+    "RandomWalk",
+    "SurrogateHMC",
+    "Trajectory",
+    "kamh_propose",
+    "optimal_scale",
+]
