@@ -19,6 +19,7 @@ from .bayesopt import (
     gp_predict,
     ucb_beta,
 )
+from .differential_evolution import SNOOKER_SCALE, de_jump, de_scale, snooker_jump
 from .history import ChainHistory
 from .hmc import (
     HamiltonianState,
@@ -94,6 +95,7 @@ __all__ = [
     "PolynomialTrend",
     "RegressionSurrogate",
     "RobbinsMonroScale",
+    "SNOOKER_SCALE",
     "Scouts",
     "SearchBox",
     "Whitening",
@@ -103,6 +105,8 @@ __all__ = [
     "ckam_nu0",
     "ckam_sampling_scale",
     "cycle_position",
+    "de_jump",
+    "de_scale",
     "default_hmc_box",
     "exploration_length",
     "exploration_probability",
@@ -132,5 +136,6 @@ __all__ = [
     "select_regression_hyperparameters",
     "select_trend",
     "smallest_scale",
+    "snooker_jump",
     "ucb_beta",
 ]
