@@ -43,6 +43,7 @@ from .kernels import (
     RationalQuadraticKernel,
     median_lengthscale,
 )
+from .move_weights import JumpRateWeights
 from .proposals import (
     cholesky_or_nan,
     gaussian_logpdf,
@@ -87,6 +88,7 @@ __all__ = [
     "GaussianProcessFit",
     "HamiltonianState",
     "JumpDistanceStepSize",
+    "JumpRateWeights",
     "Kernel",
     "LinearKernel",
     "LiteScoreEstimator",
