@@ -35,12 +35,20 @@ def de_scale(dim: int) -> float:
 
 
 def _distinct_rows(rng: np.random.Generator, population: np.ndarray, count: int) -> np.ndarray:
+    """``count`` distinct rows, uniform over ordered choices, in O(count²) draws whatever the
+    population's size (``Generator.choice(n, k, replace=False)`` permutes all ``n``)."""
     size = population.shape[0]
     if size < count:
         raise ValueError(
             f"the population holds {size} states; this proposal needs at least {count}."
         )
-    return population[rng.choice(size, size=count, replace=False)]
+    chosen: list[int] = []
+    for taken in range(count):
+        index = int(rng.integers(size - taken))
+        for previous in sorted(chosen):
+            index += index >= previous
+        chosen.append(index)
+    return population[chosen]
 
 
 def de_jump(

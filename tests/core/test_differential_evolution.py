@@ -135,3 +135,18 @@ def test_snooker_without_its_correction_is_biased():
     draws = run_chains(snooker, seed=2, drop_correction=True)
     with pytest.raises(AssertionError, match="z-scores"):
         assert_moments(draws, TARGET_MEAN, TARGET_VAR)
+
+
+def test_population_rows_are_distinct_and_uniform_over_ordered_choices():
+    from pymc_kernel_steps.core.differential_evolution import _distinct_rows
+
+    population = np.arange(4.0)[:, None]
+    rng = np.random.default_rng(5)
+    counts: dict[tuple, int] = {}
+    for _ in range(24_000):
+        rows = tuple(_distinct_rows(rng, population, 3)[:, 0].astype(int))
+        assert len(set(rows)) == 3
+        counts[rows] = counts.get(rows, 0) + 1
+    assert len(counts) == 24
+    frequencies = np.array(list(counts.values())) / 24_000
+    assert np.all(np.abs(frequencies - 1 / 24) < 5 * np.sqrt(1 / 24 / 24_000))
