@@ -19,6 +19,7 @@ from .bayesopt import (
     gp_predict,
     ucb_beta,
 )
+from .differential_evolution import SNOOKER_SCALE, de_jump, de_scale, snooker_jump
 from .history import ChainHistory
 from .hmc import (
     HamiltonianState,
@@ -42,6 +43,7 @@ from .kernels import (
     RationalQuadraticKernel,
     median_lengthscale,
 )
+from .move_weights import JumpRateWeights
 from .moves import (
     RW_FACTOR,
     CoordinateWalk,
@@ -108,6 +110,7 @@ __all__ = [
     "GaussianProcessFit",
     "HamiltonianState",
     "JumpDistanceStepSize",
+    "JumpRateWeights",
     "Kernel",
     "LinearKernel",
     "LiteScoreEstimator",
@@ -116,6 +119,7 @@ __all__ = [
     "PolynomialTrend",
     "RegressionSurrogate",
     "RobbinsMonroScale",
+    "SNOOKER_SCALE",
     "Scouts",
     "SearchBox",
     "Whitening",
@@ -125,6 +129,8 @@ __all__ = [
     "ckam_nu0",
     "ckam_sampling_scale",
     "cycle_position",
+    "de_jump",
+    "de_scale",
     "default_hmc_box",
     "exploration_length",
     "exploration_probability",
@@ -154,5 +160,6 @@ __all__ = [
     "select_regression_hyperparameters",
     "select_trend",
     "smallest_scale",
+    "snooker_jump",
     "ucb_beta",
 ]
