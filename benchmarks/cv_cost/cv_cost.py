@@ -11,7 +11,7 @@ the per-iteration reference (they have no CV).
 
 Example
 -------
-``python benchmarks/cv_cost.py --tune 2000 --draws 2000 --dim 8``
+``python benchmarks/cv_cost/cv_cost.py --tune 2000 --draws 2000 --dim 8``
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ gradient evaluations (worst coordinate), which also counts a run that has not co
 
 Usage::
 
-    python benchmarks/ahmc_logistic.py --runs 10 --tune 1000 --draws 1000 \\
+    python benchmarks/ahmc_logistic/ahmc_logistic.py --runs 10 --tune 1000 --draws 1000 \\
         --out docs/benchmarks/ahmc-logistic.md
 """
 

@@ -8,7 +8,8 @@ mean, acceptance, wall time, and each chain's mean model log density and mean σ
 (a chain in the posterior's main mode has a mean log density near 43 and σ near 0.2; a local
 mode with σ ≈ 0.7 sits about 58 below).
 
-``python benchmarks/ode_check.py KAMH AdaptiveMetropolis KMCLite KMCFinite [--tune 2000]``; a
+``python benchmarks/ode_check/ode_check.py KAMH AdaptiveMetropolis KMCLite KMCFinite
+[--tune 2000]``; a
 sampler with keyword arguments: ``KMCLite:surrogate=regression``.
 """
 

@@ -1,7 +1,7 @@
 """How far the frozen KMC kernel is from HMC with the true gradient on the 8-d banana, and why.
 
 For each seed, ``KMCLite`` / ``KMCFinite`` (defaults) tune for ``--tune`` iterations on the
-banana as in ``benchmarks/compare.py`` (half of 12,000 evaluations). Then, with the frozen
+banana as in ``benchmarks/compare/compare.py`` (half of 12,000 evaluations). Then, with the frozen
 kernel's whitening, mass matrix, step size and ``n_steps`` range, two Markov chains of
 ``--iterations`` pure trajectory moves (no random-walk share) start from the chain's last state:
 
@@ -17,11 +17,12 @@ of ``f − log π`` (``f`` is known up to a constant, so its mean is removed). T
 the Gaussian of the history's mean and covariance (the whitened ``−‖u‖²/2``) are the baseline.
 
 This is a within-run diagnostic of the kernel's quality, not an accuracy figure: the
-accuracy per evaluation is ``benchmarks/compare.py``'s.
+accuracy per evaluation is ``benchmarks/compare/compare.py``'s.
 
 Usage::
 
-    python benchmarks/kmc_headroom.py --seeds 5 --out benchmarks/results/kmc-headroom.md
+    python benchmarks/kmc_headroom/kmc_headroom.py --seeds 5 \
+        --out benchmarks/kmc_headroom/kmc-headroom.md
 """
 
 from __future__ import annotations
@@ -184,7 +185,8 @@ def main(argv=None) -> None:
         "# KMC's frozen kernel against HMC with the true gradient (8-d banana)",
         "",
         f"- date: {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC",
-        f"- command: `python benchmarks/kmc_headroom.py {' '.join(argv or sys.argv[1:])}`",
+        "- command: `python benchmarks/kmc_headroom/kmc_headroom.py "
+        f"{' '.join(argv or sys.argv[1:])}`",
         f"- machine: {platform.platform()}, python {platform.python_version()}, "
         f"pymc {pm.__version__}",
         "",

@@ -16,7 +16,7 @@ of the runs (median over runs of the minimum over coordinates) is printed beside
 Targets: ``banana`` (8-d, b = 0.03, V = 100; Var_π(x²) from 400,000 exact draws) and
 ``rotated`` (10-d Gaussian, random rotation, Gamma(1, 1) eigenvalues; exact moments).
 
-``python benchmarks/error_ess.py --target banana KMCLite KMCFinite KAMH DEMetropolisZ``
+``python benchmarks/error_ess/error_ess.py --target banana KMCLite KMCFinite KAMH DEMetropolisZ``
 (a spec ``Name:key=value,...`` passes options, e.g. ``KMCLite:whiten=False``).
 """
 

@@ -1,7 +1,7 @@
 """A warm-started second run (``KMCLite(history=pilot)``) against one run, at the same total
 budget of counted target evaluations, on a target with a reference (the 8-d banana by default).
 
-- **one run**: ``KMCLite()`` with half the budget for tuning (``benchmarks/compare.py``'s
+- **one run**: ``KMCLite()`` with half the budget for tuning (``benchmarks/compare/compare.py``'s
   protocol);
 - **pilot + warm start**: a pilot ``KMCLite()`` run of ``--pilot`` evaluations (half tuning),
   then ``KMCLite(history=pilot)`` with ``--warm-tune`` tuning iterations and the rest of the
@@ -13,11 +13,12 @@ budget of counted target evaluations, on a target with a reference (the 8-d bana
   the warm start: what a restart costs without ``history=``.
 
 Error-based ESS per 1000 evaluations (the pilot's evaluations included) over independent
-replicates, as in ``benchmarks/compare.py``.
+replicates, as in ``benchmarks/compare/compare.py``.
 
 Usage::
 
-    python benchmarks/kmc_warm_start.py --replicates 10 --out benchmarks/results/kmc-warm-start.md
+    python benchmarks/kmc_warm_start/kmc_warm_start.py --replicates 10 \
+        --out benchmarks/kmc_warm_start/kmc-warm-start.md
 """
 
 from __future__ import annotations
@@ -115,7 +116,7 @@ def main(argv=None) -> None:
         random_seed=args.seed,
         progress=lambda line: print(line, flush=True),
     )
-    command = "python benchmarks/kmc_warm_start.py " + " ".join(argv or sys.argv[1:])
+    command = "python benchmarks/kmc_warm_start/kmc_warm_start.py " + " ".join(argv or sys.argv[1:])
     text = "\n".join(
         [
             f"# KMCLite warm-started from a pilot run: {args.target}",

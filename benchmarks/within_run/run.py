@@ -21,9 +21,9 @@ its measured time (optimistic for NUTS: a gradient usually costs more than a val
 
 Examples
 --------
-``python benchmarks/run.py --quick``
-``python benchmarks/run.py --seeds 5 --tune 2000 --draws 4000``
-``python benchmarks/run.py --quick --cost-ms 1 --samplers AdaptiveMetropolis,KAMH,DEMetropolisZ``
+``python benchmarks/within_run/run.py --quick``
+``python benchmarks/within_run/run.py --seeds 5 --tune 2000 --draws 4000``
+``python benchmarks/within_run/run.py --quick --cost-ms 1 --samplers AdaptiveMetropolis,KAMH``
 """
 
 from __future__ import annotations

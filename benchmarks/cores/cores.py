@@ -12,7 +12,7 @@ Targets: ``banana`` (8-d, a log density that costs microseconds: PyMC's per-draw
 passing draws between processes shows) and ``ode`` (the Lotka–Volterra black box solved by
 ``scipy.integrate.solve_ivp``, milliseconds per evaluation: what a user of a black box pays).
 
-``python benchmarks/cores.py --targets banana,ode KMCLite KMCFinite DEMetropolisZ``
+``python benchmarks/cores/cores.py --targets banana,ode KMCLite KMCFinite DEMetropolisZ``
 """
 
 from __future__ import annotations
@@ -62,15 +62,15 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument(
         "--out",
-        default=str(Path(__file__).parent / "results" / "cores.md"),
-        help="the page to write (default benchmarks/results/cores.md)",
+        default=str(Path(__file__).parent / "cores.md"),
+        help="the page to write (default benchmarks/cores/cores.md)",
     )
     args = parser.parse_args()
     logging.getLogger("pymc").setLevel(logging.ERROR)
     lines = [
         "# Wall time per chain: `cores=2` against `cores=1`",
         "",
-        *context_lines(f"python benchmarks/cores.py {' '.join(sys.argv[1:])}"),
+        *context_lines(f"python benchmarks/cores/cores.py {' '.join(sys.argv[1:])}"),
         f"- 2 chains × ({args.tune} tune + {args.draws} draws); seconds of PyMC's sampling loop "
         f"per chain, median [min, max] over {args.repeats} alternating repeats",
         "",

@@ -26,10 +26,10 @@ evaluations). ``--quick`` took 3.5 minutes at load average 5.
 
 Examples
 --------
-``python benchmarks/compare.py`` (the full run: budget 12,000, 10 replicates, every target)
-``python benchmarks/compare.py --quick`` (budget 2,000, 3 replicates, the banana; written to
+``python benchmarks/compare/compare.py`` (the full run: budget 12,000, 10 replicates, every target)
+``python benchmarks/compare/compare.py --quick`` (budget 2,000, 3 replicates, the banana; written to
 ``docs/benchmarks/quick``)
-``python benchmarks/compare.py --targets banana --samplers KMCLite,KMCFinite,emcee,SMC``
+``python benchmarks/compare/compare.py --targets banana --samplers KMCLite,KMCFinite,emcee,SMC``
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ from pymc_kernel_steps.bench.pages import context_lines, markdown_table
 from pymc_kernel_steps.bench.pages import format_figure as _fmt
 from pymc_kernel_steps.bench.references import reference_for
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 OURS = ("KAMH", "AdaptiveMetropolis", "KMCLite", "KMCFinite", "CKAM")
 #: non-default settings of ours, benchmarked under their own label
 VARIANTS = {
@@ -223,12 +223,12 @@ def merge_runs(paths, out: Path, argv) -> None:
         fig.savefig(path, dpi=110)
         plt.close(fig)
         figures.append(path.name)
-    command = "python benchmarks/compare.py " + shlex.join(argv)
+    command = "python benchmarks/compare/compare.py " + shlex.join(argv)
     text = [
         f"# {name}: error-based ESS per 1000 target evaluations",
         "",
         *context_lines(command),
-        f"- merged from {len(paths)} runs of `benchmarks/compare.py` with the same budget "
+        f"- merged from {len(paths)} runs of `benchmarks/compare/compare.py` with the same budget "
         f"({int(df['budget'].iloc[0])}), seeds and replicates, for different `--samplers`; "
         "each file's own page records its command, date and load",
         "",
@@ -327,7 +327,7 @@ def main(argv=None) -> None:
     unknown = [n for n in names if n not in with_reference]
     if unknown:
         raise SystemExit(f"targets {unknown} are unknown or have no reference: {with_reference}")
-    command = "python benchmarks/compare.py " + shlex.join(argv)
+    command = "python benchmarks/compare/compare.py " + shlex.join(argv)
     if args.cores > 1 and len(names) > 1:
         ctx = multiprocessing.get_context("fork")
         with concurrent.futures.ProcessPoolExecutor(args.cores, mp_context=ctx) as pool:

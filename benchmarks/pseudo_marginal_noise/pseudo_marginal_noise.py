@@ -25,9 +25,10 @@ then ``draws`` iterations. A sampler is a step class of this package, optionally
   estimates divides the variance of the log estimate by about ``N``), which is what the
   ``σ ≈ 1–1.7`` rule of thumb optimises.
 
-``python benchmarks/pseudo_marginal_noise.py [--replicates 16] [--tune 2000] [--draws 3000]
-[--sigmas 0,0.5,1,1.5,2,3] [--samplers AdaptiveMetropolis,AdaptiveMetropolis:0.1,KAMH]`` prints
-the table and writes it to ``benchmarks/results/pseudo-marginal-noise.md``.
+``python benchmarks/pseudo_marginal_noise/pseudo_marginal_noise.py [--replicates 16] [--tune 2000]
+[--draws 3000] [--sigmas 0,0.5,1,1.5,2,3]
+[--samplers AdaptiveMetropolis,AdaptiveMetropolis:0.1,KAMH]`` prints
+the table and writes it to ``benchmarks/pseudo_marginal_noise/pseudo-marginal-noise.md``.
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ import pymc_kernel_steps as pks
 
 MEAN = np.array([1.0, -2.0])
 SD = np.array([0.5, 2.0])
-RESULTS = Path(__file__).resolve().parent / "results" / "pseudo-marginal-noise.md"
+RESULTS = Path(__file__).resolve().parent / "pseudo-marginal-noise.md"
 
 
 def log_likelihood_estimate(theta, rng, sigma):
@@ -144,7 +145,8 @@ def main(argv=None) -> str:
 
     lines = [
         f"Pseudo-marginal noise: {args.replicates} runs of {args.tune} tuning + {args.draws} "
-        "iterations per cell (`benchmarks/pseudo_marginal_noise.py`); 2-d Gaussian posterior, "
+        "iterations per cell (`benchmarks/pseudo_marginal_noise/pseudo_marginal_noise.py`); "
+        "2-d Gaussian posterior, "
         "log-normal noise of standard deviation σ on the log-likelihood estimate.",
         "",
         "| sampler | σ | accept | ν² / ν²(σ=0) | ESS_err / 1000 evals | ESS_bulk / 1000 evals "

@@ -1,13 +1,13 @@
 """KMCLite / KMCFinite with ``trajectory_tuning="bayesopt"`` (paper 003's tuner) against their
 default tuning, at an equal budget of counted target evaluations on a target with a reference (the
 8-d banana by default, or ``--target glass``): error-based ESS per 1000 evaluations over independent
-replicates (the protocol and references of ``benchmarks/compare.py``).
+replicates (the protocol and references of ``benchmarks/compare/compare.py``).
 
 Usage::
 
-    python benchmarks/kmc_bayesopt.py --budget 12000 --replicates 10 \\
+    python benchmarks/kmc_bayesopt/kmc_bayesopt.py --budget 12000 --replicates 10 \\
         --out docs/benchmarks/kmc-bayesopt-banana.md
-    python benchmarks/kmc_bayesopt.py --target glass --budget 4000 --replicates 6 \\
+    python benchmarks/kmc_bayesopt/kmc_bayesopt.py --target glass --budget 4000 --replicates 6 \\
         --out docs/benchmarks/kmc-bayesopt-glass.md
 """
 

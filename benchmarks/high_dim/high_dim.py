@@ -10,7 +10,7 @@ max R-hat < 1.05 and min bulk ESS ≥ 100.
 
 Example
 -------
-``python benchmarks/high_dim.py --dims 20,50 --tune 1000 --draws 1000``
+``python benchmarks/high_dim/high_dim.py --dims 20,50 --tune 1000 --draws 1000``
 """
 
 from __future__ import annotations

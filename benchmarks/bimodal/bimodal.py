@@ -18,8 +18,8 @@ Printed per (start, sampler): median and [min, max] over seeds of the right mode
 over [−14, 14] (histogram floored at 1e-6 per bin), and of the mean first coordinate of each
 mode's draws (truth −8 and 8; NaN when a mode is never visited).
 
-``python benchmarks/bimodal.py [--seeds 4] [--tune 4000] [--draws 8000] [--start left,right]
-[--samplers CKAM,KAMH,...] [--out benchmarks/results/bimodal.md]`` prints the table and writes it
+``python benchmarks/bimodal/bimodal.py [--seeds 4] [--tune 4000] [--draws 8000] [--start left,right]
+[--samplers CKAM,KAMH,...] [--out benchmarks/bimodal/bimodal.md]`` prints the table and writes it
 to ``--out``.
 """
 
@@ -56,7 +56,7 @@ SAMPLERS = {
 #: start name -> index of the mode whose centre is the initial point
 STARTS = {"left": 0, "right": 1}
 COLUMNS = ("w_right", "KL", "left_x", "right_x")
-RESULTS = Path(__file__).resolve().parent / "results"
+RESULTS = Path(__file__).resolve().parent
 EDGES = np.linspace(-14.0, 14.0, 201)
 
 
@@ -248,7 +248,7 @@ def main() -> None:
         "right_x 8. `n used`: draws behind the estimates (CKAM: sampling-phase draws only, "
         f"others: all post-tuning draws). Wall time {wall / 60:.1f} min (2 shared cores).",
         "",
-        f"Command: `python benchmarks/bimodal.py {' '.join(sys.argv[1:])}`.",
+        f"Command: `python benchmarks/bimodal/bimodal.py {' '.join(sys.argv[1:])}`.",
         "",
         "| start | sampler | evals | n used | " + " | ".join(COLUMNS) + " | runs with w_right in "
         "0.5 ± 0.1 |",

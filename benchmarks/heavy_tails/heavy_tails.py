@@ -10,7 +10,7 @@ and the errors are dominated by single extreme draws.
 
 Example
 -------
-``python benchmarks/heavy_tails.py --nu 6 --runs 12``
+``python benchmarks/heavy_tails/heavy_tails.py --nu 6 --runs 12``
 """
 
 from __future__ import annotations
