@@ -30,7 +30,7 @@ from rich.table import Column
 
 from ..core.adaptation import RobbinsMonroScale, adaptation_probability
 from ..core.history import ChainHistory
-from ..core.moves import CoordinateWalk, Proposal, RandomWalk, optimal_scale
+from ..core.moves import CoordinateWalk, Mixture, Move, Proposal, RandomWalk, optimal_scale
 from ..core.scouting import Scouts
 from ._threads import single_threaded_blas
 
@@ -166,6 +166,39 @@ class ChainState:
     random_walk: RandomWalk | None = None
     scout_iterations: int = 0  # the first iterations of tuning that belong to the scouts
     scouts: Scouts | None = None
+
+
+@dataclass
+class Transition:
+    """What one iteration did, for the step's adaptation and its sample stats.
+
+    Attributes
+    ----------
+    proposal : Proposal
+        The proposal and the move that made it.
+    context : object
+        What the step noted when it proposed (for example CKAM's position in its cycle), typed
+        by the step; None for most.
+    accepted : bool
+    accept_prob : float
+        ``min(1, exp(log_accept_ratio))``.
+    log_accept_ratio : float
+        −inf for a proposal rejected without evaluating the model.
+    refit : bool
+        The step refitted what its proposals learn from (surrogate, sub-sample) this iteration.
+    """
+
+    proposal: Proposal
+    context: Any
+    accepted: bool
+    accept_prob: float
+    log_accept_ratio: float
+    refit: bool = False
+
+    @property
+    def degenerate(self) -> bool:
+        """Rejected without evaluating the model (a non-finite proposal or correction)."""
+        return not self.proposal.evaluated
 
 
 @dataclass_state
@@ -456,23 +489,18 @@ class KernelStep(ArrayStepShared):
 
     # ------------------------------------------------------------------ coordinate-wise moves
     #: share of tuning iterations spent on single-coordinate moves, before and after the
-    #: learned proposal starts (subclasses that use them call :meth:`_maybe_coordinate_move`)
+    #: learned proposal starts (subclasses that use them build :meth:`_with_coordinate_moves`)
     coordinate_share_early: ClassVar[float] = 0.5
     coordinate_share_late: ClassVar[float] = 0.1
 
-    def _maybe_coordinate_move(self, x, learned: bool) -> tuple[Proposal, dict] | None:
-        """During tuning, with some probability, a single-coordinate random-walk move (an exact
-        MH move) whose acceptance tunes that coordinate's scale; None otherwise."""
-        if not self.tune:
-            return None
-        share = self.coordinate_share_late if learned else self.coordinate_share_early
-        if self.rng.uniform() >= share:
-            return None
-        chain = self.chain
+    def _with_coordinate_moves(self, chain: ChainState, move: Move, learned: bool) -> Mixture:
+        """The tuning phase's mixture of ``move`` and single-coordinate random-walk moves (exact
+        MH moves whose acceptance tunes each coordinate's scale), in the share for before
+        (``learned=False``) or after the learned proposal starts."""
         if chain.coordinate is None:
             chain.coordinate = CoordinateWalk(self.dim)
-        info = {"random_walk": True, "surrogate": False, "n_steps": 0, "step_size": math.nan}
-        return chain.coordinate.propose(self.rng, x), info
+        share = self.coordinate_share_late if learned else self.coordinate_share_early
+        return Mixture([(chain.coordinate, share), (move, 1.0 - share)])
 
     def _variance_floor(self):
         coordinate = self.chain.coordinate
@@ -578,14 +606,15 @@ class KernelStep(ArrayStepShared):
         return chain.current_logp, 1
 
     # ------------------------------------------------------------------ the transition
-    def _propose(self, x: np.ndarray) -> tuple[Proposal, dict]:  # pragma: no cover
+    def _propose(self, x: np.ndarray) -> tuple[Proposal, Any]:  # pragma: no cover
+        """A proposal from ``x``, and what the step notes about it (:attr:`Transition.context`)."""
         raise NotImplementedError
 
-    def _adapt(self, x: np.ndarray, accept_prob: float, proposal: Proposal, info: dict) -> None:
+    def _adapt(self, x: np.ndarray, transition: Transition) -> None:
         """Update the step's adaptation state after a transition to ``x`` (only called while
         adapting, after the move that proposed has adapted itself)."""
 
-    def _transition_stats(self, info: dict) -> dict:
+    def _transition_stats(self, transition: Transition) -> dict:
         """Sampler-specific stats of this iteration."""
         return {}
 
@@ -611,7 +640,7 @@ class KernelStep(ArrayStepShared):
             return self._scout(q0)
         logp_current, evaluations = self._current_logp(x)
 
-        proposal, info = self._propose(x)
+        proposal, context = self._propose(x)
         logp_nan = False
         if proposal.evaluated:
             logp_proposal = self._evaluate_logp(proposal.x, q0.point_map_info)
@@ -626,11 +655,9 @@ class KernelStep(ArrayStepShared):
                 chain.aborted_trajectories += 1
             else:
                 chain.degenerate_proposals += 1
-            info["degenerate"] = True
         chain.nan_log_densities += logp_nan
         if math.isnan(log_ratio):
             log_ratio = -math.inf
-        info["log_accept_ratio"] = log_ratio
         accept_prob = math.exp(min(0.0, log_ratio))
         accepted = math.log(self.rng.uniform()) < log_ratio
         if accepted:
@@ -638,23 +665,24 @@ class KernelStep(ArrayStepShared):
             chain.current_logp = logp_proposal
         else:
             x_new = x
-        info["accepted"] = accepted
         chain.current_point = np.array(x_new, copy=True)
         chain.history.append(x_new)
         chain.iteration += 1
         self._track_rejections(accepted)
         proposal.move.record(proposal, x, accepted, accept_prob)
+        transition = Transition(proposal, context, accepted, accept_prob, log_ratio)
         if self._adapting():
             proposal.move.update(proposal, x, accept_prob, self.rng)
-            self._adapt(x_new, accept_prob, proposal, info)
+            self._adapt(x_new, transition)
             chain.adaptation_iteration += 1
 
-        return self._result(q0, accept_prob, accepted, evaluations, logp_nan, info)
+        return self._result(q0, transition, evaluations, logp_nan)
 
-    def _result(self, q0, accept_prob, accepted, evaluations, logp_nan, info):
+    def _result(self, q0, transition: Transition, evaluations: int, logp_nan: bool):
         """The new state and this iteration's sample stats."""
         chain = self.chain
-        transition_stats = self._transition_stats(info)
+        accept_prob, accepted = transition.accept_prob, transition.accepted
+        transition_stats = self._transition_stats(transition)
         self._count_divergence(transition_stats.get("diverging", False))
         stats = {
             "accept": accept_prob,
@@ -683,12 +711,12 @@ class KernelStep(ArrayStepShared):
             chain.scouts = Scouts.start(q0.data, logp_start, self.scouts, length, scale)
         scouts = chain.scouts
         walk = scouts.turn
-        proposal = scouts.propose(self.rng)
-        logp_proposal = self._evaluate_logp(proposal, q0.point_map_info)
+        proposal = Proposal(scouts.propose(self.rng), 0.0, scouts.walk)
+        logp_proposal = self._evaluate_logp(proposal.x, q0.point_map_info)
         evaluations += 1
         logp_nan = math.isnan(logp_proposal)
         chain.nan_log_densities += logp_nan
-        accepted, accept_prob, log_ratio = scouts.update(proposal, logp_proposal, self.rng)
+        accepted, accept_prob, log_ratio = scouts.update(proposal.x, logp_proposal, self.rng)
         if scouts.done:
             chain.current_point, chain.current_logp = scouts.best()
             # the step's own random walk (every step with scouts has one) starts at their scale
@@ -698,14 +726,8 @@ class KernelStep(ArrayStepShared):
             chain.current_logp = float(scouts.log_densities[walk])
         chain.iteration += 1
         self._track_rejections(accepted)
-        info = {
-            "random_walk": True,
-            "surrogate": False,
-            "n_steps": 0,
-            "step_size": math.nan,
-            "log_accept_ratio": log_ratio,
-        }
-        return self._result(q0, accept_prob, accepted, evaluations, logp_nan, info)
+        transition = Transition(proposal, None, accepted, accept_prob, log_ratio)
+        return self._result(q0, transition, evaluations, logp_nan)
 
     # ------------------------------------------------------------------ health of the chain
     def _track_rejections(self, accepted: bool) -> None:
