@@ -8,8 +8,11 @@ sampler, target, coordinate and ``k``: the mean acceptance probability of all tr
 the surrogate trajectories alone, the share of surrogate moves that diverged, the mean jump of
 the moved coordinate towards the mean (in sds), and the acceptance of the last quarter of tuning.
 
-Targets: ``mixed4`` of :mod:`pymc_kernel_steps.bench.targets.robustness` (``x1`` a t₅, ``x4`` a
+Targets: a product of four t₅ (a heavy tail without a ridge), ``mixed4`` of
+:mod:`pymc_kernel_steps.bench.targets.robustness` (``x1`` a t₅ with a sine ridge on it, ``x4`` a
 Gumbel with right tail ``e^{−x}``) and a 4-d standard Gaussian (the same machinery, a light tail).
+A start in ``mixed4``'s ``x1`` tail has ``x2`` redrawn from its conditional given the new ``x1``,
+so that it is on the sine ridge.
 
 Usage::
 
@@ -45,6 +48,16 @@ def _gaussian():
     return model, np.zeros(4), np.ones(4), draws
 
 
+def _student4():
+    """Four independent t₅ coordinates: a heavy tail without a ridge."""
+    nu = 5.0
+    with pm.Model() as model:
+        x = pm.Flat("x", shape=4)
+        pm.Potential("student", -(nu + 1) / 2 * pm.math.sum(pm.math.log1p(x**2 / nu)))
+    draws = lambda rng, n: rng.standard_t(nu, (n, 4))  # noqa: E731
+    return model, np.zeros(4), np.full(4, np.sqrt(nu / (nu - 2))), draws
+
+
 def _mixed4():
     from pymc_kernel_steps.bench.targets.robustness import ROBUSTNESS_TARGETS
 
@@ -53,10 +66,23 @@ def _mixed4():
     return robustness_model("mixed4"), ref.mean, np.sqrt(ref.var), target.sample
 
 
-CASES = [  # (target, coordinate, label)
-    ("mixed4", 3, "Gumbel x4"),
-    ("mixed4", 0, "t5 x1"),
-    ("gaussian", 0, "Gaussian x1"),
+def _on_the_ridge(starts, rng):
+    """``mixed4``'s ``x2`` redrawn from its conditional ``N(1.5 sin(1.5 x1), 0.4²)`` given the
+    moved ``x1``: the start is in the t₅ tail, not off the sine ridge as well."""
+    from pymc_kernel_steps.bench.targets.robustness import MIXED4_RIDGE
+
+    amplitude, frequency, sd = MIXED4_RIDGE
+    starts = starts.copy()
+    noise = sd * rng.standard_normal(len(starts))
+    starts[:, 1] = amplitude * np.sin(frequency * starts[:, 0]) + noise
+    return starts
+
+
+CASES = [  # (target, coordinate, label, adjust the other coordinates)
+    ("mixed4", 3, "Gumbel x4", None),
+    ("mixed4", 0, "t5 x1", _on_the_ridge),
+    ("gaussian", 0, "Gaussian x1", None),
+    ("student4", 0, "t5 alone x1", None),
 ]
 
 
@@ -68,20 +94,25 @@ def main(argv=None) -> None:
     parser.add_argument("--distances", nargs="*", type=float, default=[3.0, 5.0, -3.0])
     parser.add_argument("--samplers", nargs="*", default=list(SAMPLERS))
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--cases", nargs="*", default=None, help="tails to run (default all)")
     args = parser.parse_args(argv)
     logging.getLogger("pymc").setLevel(logging.ERROR)
     warnings.simplefilter("ignore")
-    builders = {"mixed4": _mixed4, "gaussian": _gaussian}
+    builders = {"mixed4": _mixed4, "gaussian": _gaussian, "student4": _student4}
     print(
         "sampler | tail | k | accept (all) | accept (surrogate) | surrogate share | "
         "diverged (surrogate) | jump towards mean (sd) | tuning accept"
     )
     for name in args.samplers:
-        for target, coordinate, label in CASES:
+        for target, coordinate, label, adjust in CASES:
+            if args.cases and label not in args.cases:
+                continue
             model, mean, sd, sample = builders[target]()
             rng = np.random.default_rng(args.seed)
             draws = sample(rng, args.draws)
             starts, ks = tail_starts(draws, mean, sd, coordinate, args.distances)
+            if adjust is not None:
+                starts = adjust(starts, rng)
             frame = tail_acceptance(
                 black_box(model),
                 SAMPLERS[name],
