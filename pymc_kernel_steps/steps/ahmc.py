@@ -18,6 +18,7 @@ from rich.table import Column
 from ..core.bayesopt import WindowedTuner, default_hmc_box
 from ..core.history import ChainHistory
 from ..core.hmc import HamiltonianState, find_step_size, hmc_transition, regularized_variance
+from ._docs import with_shared_parameters
 from ._threads import single_threaded_blas
 from .base import (
     ChainState,
@@ -75,6 +76,7 @@ def _check_bounds(name: str, bounds, integer: bool):
     return (int(low), int(high)) if integer else (float(low), float(high))
 
 
+@with_shared_parameters
 class AdaptiveHMC(KernelStep):
     r"""Hamiltonian Monte Carlo tuned by Bayesian optimisation (Wang, Mohamed & de Freitas 2013).
 
@@ -94,9 +96,7 @@ class AdaptiveHMC(KernelStep):
 
     Parameters
     ----------
-    vars : list of variables, optional
-        Continuous variables to sample (default: all continuous free variables of the model;
-        ``pm.sample`` assigns discrete ones to PyMC's step methods).
+    <shared: vars>
     step_size_bounds : (float, float), optional
         The box's step-size range, in the mass matrix's metric (default ``[ε₀ / 10, 2 ε₀]`` with
         ``ε₀`` the step size at which one leapfrog step is accepted with probability ½, found by
@@ -117,18 +117,7 @@ class AdaptiveHMC(KernelStep):
         come from one exact HMC kernel. True: the paper's infinite adaptation — the windows go on
         through the draws, and after each one ``(ε, L)`` moves to the acquisition's maximiser with
         the vanishing probability ``p_i`` (the mass matrix stays frozen).
-    model : pymc.Model, optional
-        The model (default: the one of the enclosing ``with`` block).
-    initial_point : dict, optional
-        Values at which the variables outside the block are taken when compiling (default: the
-        model's initial point).
-    compile_kwargs : dict, optional
-        Passed to :func:`pymc.pytensorf.compile`; those given to ``pm.sample`` do not reach a step
-        you construct.
-    rng : int or numpy.random.Generator, optional
-        Random state; ``pm.sample(random_seed=...)`` reseeds it for every chain.
-    blocked : bool, default True
-        Accepted for PyMC's interface; the step always updates its variables jointly.
+    <shared: model, initial_point, compile_kwargs, rng, blocked>
 
     Notes
     -----

@@ -1,0 +1,74 @@
+"""The end-of-sampling check of a chain's health: one warning if it was stuck, or many of its
+proposals were degenerate, aborted or had a NaN log density."""
+
+from __future__ import annotations
+
+from pymc.stats.convergence import SamplerWarning, WarningType
+
+__all__ = ["end_of_chain_warning"]
+
+#: consecutive rejections after which a chain counts as stuck in the end-of-sampling check
+STUCK_RUN = 200
+#: share of iterations with degenerate (unevaluated) or NaN proposals that earns a warning
+WARN_SHARE = 0.01
+#: share of iterations whose surrogate trajectory was aborted (diverged, or left the region the
+#: chain has seen; rejected without evaluating the model) that earns a warning: a few are the
+#: price of long steps where the surrogate is steep, a fifth means it is poor where the chain is
+ABORTED_WARN_SHARE = 0.2
+#: acceptance rate after tuning below which a chain is reported (over at least STUCK_RUN draws)
+LOW_ACCEPTANCE = 0.02
+
+
+def end_of_chain_warning(step) -> SamplerWarning | None:
+    """One warning on the chain's last iteration if it was stuck, or many of its proposals
+    were degenerate or had a NaN log density (PyMC logs it at the end of the chain)."""
+    chain = step.chain
+    if chain.iteration != chain.total_iterations or chain.total_iterations == 0:
+        return None
+    name, total = type(step).__name__, chain.total_iterations
+    problems = []
+    if chain.longest_rejection_run >= min(STUCK_RUN, max(total // 2, 1)):
+        start = chain.longest_rejection_run_end - chain.longest_rejection_run + 1
+        problems.append(
+            f"no proposal was accepted in {chain.longest_rejection_run} consecutive "
+            f"iterations ({start} to {chain.longest_rejection_run_end} of {total})"
+        )
+    if chain.draws_done >= STUCK_RUN and chain.draws_accepted < LOW_ACCEPTANCE * chain.draws_done:
+        problems.append(
+            f"only {chain.draws_accepted} of {chain.draws_done} proposals after tuning were "
+            "accepted"
+        )
+    if chain.degenerate_proposals > WARN_SHARE * total:
+        problems.append(
+            f"{chain.degenerate_proposals} of {total} proposals were degenerate (a "
+            "non-finite point, trajectory or proposal density) and rejected without "
+            "evaluating the model"
+        )
+    if chain.aborted_trajectories > ABORTED_WARN_SHARE * total:
+        problems.append(
+            f"{chain.aborted_trajectories} of {total} surrogate trajectories diverged or left "
+            "the region the chain has seen and were rejected without evaluating the model "
+            "(stat `diverging`)"
+        )
+    if chain.nan_log_densities > WARN_SHARE * total:
+        problems.append(
+            f"the model's log density was NaN at {chain.nan_log_densities} of {total} "
+            "proposals (counted as rejections, stat `logp_nan`)"
+        )
+    note = ""
+    if chain.draws_diverging and step.divergence_advice:
+        note = (
+            f"{name}: {chain.draws_diverging} of {chain.draws_done} draws after tuning are "
+            f"`diverging`. {step.divergence_advice}"
+        )
+    if not problems:  # a few divergences are the price of long steps: no warning
+        return None
+    stats = ", ".join(f"`{s}`" for s in step.stuck_chain_stats)
+    message = (
+        f"{name}: a chain may not have mixed: " + "; ".join(problems) + ". Look at the "
+        f"sample stats {stats} (with discard_tuned_samples=False for the tuning phase) and "
+        "at the trace; a longer tuning phase or a better initial point often helps."
+    )
+    if note:
+        message += " " + note
+    return SamplerWarning(WarningType.BAD_ACCEPTANCE, message, "warning")
