@@ -2,6 +2,7 @@
 cycles as data. Never imports PyMC."""
 
 from .base import Move, MoveTally, Proposal
+from .differential_evolution import DifferentialEvolution, Snooker
 from .jumps import BlindJump, CosineWalk, ModeHop
 from .kam import KAMMove, kamh_propose
 from .mixture import Cycle, Mixture
@@ -14,6 +15,7 @@ __all__ = [
     "CoordinateWalk",
     "CosineWalk",
     "Cycle",
+    "DifferentialEvolution",
     "KAMMove",
     "Mixture",
     "ModeHop",
@@ -21,6 +23,7 @@ __all__ = [
     "MoveTally",
     "Proposal",
     "RandomWalk",
+    "Snooker",
     "SurrogateHMC",
     "Trajectory",
     "kamh_propose",
