@@ -35,9 +35,7 @@ class KMCFinite(_KMC):
     <shared: vars>
     n_features : int, default 300
         Number ``m`` of random Fourier features.
-    n_steps : int or tuple of (int, int), default (10, 30)
-        Leapfrog steps per trajectory, drawn uniformly from the inclusive range ``(low, high)``
-        (an integer fixes it).
+    <shared: n_steps>
     step_size : float, optional
         Initial leapfrog step size (default ``1/√d`` in the mass-matrix metric); jittered by
         ``±step_size_jitter`` per iteration and tuned as ``step_size_adaptation`` says. Each
@@ -46,25 +44,7 @@ class KMCFinite(_KMC):
         and no trajectory's step size, tuning trials and jitter included, reaches 0.9 of the
         limit ``2/√(max M⁻¹ · κ)`` of the surrogate's far field (``κ``: the wall's stiffness),
         where a trajectory would grow without bound.
-    step_size_adaptation : {"esjd", "dual_averaging"}, default "esjd"
-        ``"esjd"`` searches for the step size with the largest expected squared jump
-        distance (:class:`~pymc_kernel_steps.core.JumpDistanceStepSize`); ``"dual_averaging"``
-        tunes towards ``target_accept`` as NUTS does. With a surrogate gradient the acceptance
-        rate is capped by the surrogate's error at every step size, and dual averaging towards
-        0.8 then shrinks the step size until trajectories barely move.
-    trajectory_tuning : {None, "bayesopt"}, optional
-        None (default): the step size is tuned as ``step_size_adaptation`` says and ``n_steps``
-        is drawn from its range. ``"bayesopt"``: ``(ε, L)`` are tuned together by annealed
-        GP-UCB (paper 003, :class:`~pymc_kernel_steps.core.WindowedTuner`) over
-        ``ε ∈ [ε₀/30, 3ε₀]`` (``ε₀`` the initial step size) and ``L`` in the ``n_steps`` range,
-        restarted from the best point so far whenever the surrogate is re-selected, rewarding
-        the ESJD per target evaluation in windows of a hundredth of the tuning phase; each
-        trajectory takes ``L_r ~ U{1..L}`` steps without jitter, and the best ``(ε, L)`` is
-        frozen after tuning.
-    target_accept : float, optional
-        Target acceptance of dual averaging, in (0, 1) (default 0.8). Accepted only with
-        ``step_size_adaptation="dual_averaging"``: the default ``"esjd"`` has no target
-        acceptance, and passing one raises a ValueError.
+    <shared: step_size_adaptation, trajectory_tuning, target_accept>
     step_size_jitter : float, default 0.2
         Relative uniform jitter of the step size, in [0, 1).
     lengthscale, regularization : float, optional
@@ -72,28 +52,7 @@ class KMCFinite(_KMC):
         5-fold cross-validation of the score-matching objective (on at most 500 distinct states,
         ``ℓ`` from 1 to 3 times the median heuristic) when the surrogate is first fitted and
         each time the history doubles during tuning.
-    min_history : int, optional
-        Random-walk iterations before the first fit (default ``max(300, 20 d)``, but at most a
-        third of the tuning iterations, and at least 50).
-    adapt_mass : bool, default True
-        Estimate the diagonal mass matrix from the history's variances.
-    whiten : bool, default True
-        Fit the surrogate and run its trajectories on states whitened by the mean and full
-        covariance of the recent history (see :class:`~pymc_kernel_steps.core.Whitening`): a
-        linear change of the model's coordinates then leaves the sampler unchanged. False is the
-        paper's isotropic kernel in the model's coordinates. Random-walk moves always use the
-        history's covariance.
-    confine : bool, default True
-        Add to the surrogate the confining term ``−(k/2)(‖u‖ − R)₊²`` with ``R`` twice the distance
-        of the farthest training point (whitened) and ``k`` one over the mean training variance, so
-        that trajectories turn back instead of carrying an expensive model far outside the
-        region the chain has seen, where the lite surrogate is flat and the random-feature one
-        periodic. A fixed potential keeps the move exact. A trajectory that still leaves the
-        ball of radius ``2R`` is rejected without evaluating the model (the rule depends only on
-        the positions it visits, which its reversal visits too, so the move stays exact; it
-        counts as ``diverging``); the ball's radius is at least ``10√d``.
-    random_walk_probability : float, default 0.25
-        Share of random-walk moves, in [0, 1).
+    <shared: min_history, adapt_mass, whiten, confine, random_walk_probability>
     <shared: adapt_after_tuning, scouts>
     history : arviz.DataTree, InferenceData or array of shape (n, d), optional
         A warm start: states from an earlier run (``idata`` or ``idata.posterior``, chains and
