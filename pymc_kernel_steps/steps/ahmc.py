@@ -12,6 +12,8 @@ import pytensor
 from pymc.blocking import RaveledVars
 from pymc.model import modelcontext
 from pymc.pytensorf import join_nonshared_inputs
+from pymc.step_methods.compound import Competence
+from pymc.vartypes import discrete_types
 from rich.progress import TextColumn
 from rich.table import Column
 
@@ -234,6 +236,13 @@ class AdaptiveHMC(KernelStep):
         fn = pm_compile([raveled_input], [logp, grad], random_seed=False, **(compile_kwargs or {}))
         fn.trust_input = True
         return fn
+
+    @staticmethod
+    def competence(var, has_grad):
+        """As NUTS: continuous variables with a gradient only (the trajectories need it)."""
+        if var.dtype in discrete_types or not has_grad:
+            return Competence.INCOMPATIBLE
+        return Competence.COMPATIBLE
 
     # ------------------------------------------------------------------ the log density
     def _logp_and_grad(self, x: np.ndarray) -> tuple[float, np.ndarray]:

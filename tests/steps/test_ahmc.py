@@ -402,3 +402,14 @@ def test_infinite_log_density_is_an_error_naming_the_step():
             pm.sample(
                 step=AdaptiveHMC(), tune=300, draws=300, chains=1, cores=1, random_seed=1, **QUIET
             )
+
+
+def test_competence_needs_a_gradient_as_nuts():
+    from pymc.step_methods.compound import Competence
+
+    with pm.Model():
+        k = pm.Poisson("k", 3.0)
+        x = pm.Normal("x")
+    assert AdaptiveHMC.competence(x, True) == Competence.COMPATIBLE
+    assert AdaptiveHMC.competence(x, False) == Competence.INCOMPATIBLE
+    assert AdaptiveHMC.competence(k, True) == Competence.INCOMPATIBLE
