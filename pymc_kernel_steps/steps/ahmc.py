@@ -10,8 +10,6 @@ from typing import ClassVar
 import numpy as np
 import pytensor
 from pymc.blocking import RaveledVars
-from pymc.model import modelcontext
-from pymc.pytensorf import join_nonshared_inputs
 from pymc.step_methods.compound import Competence
 from pymc.vartypes import discrete_types
 from rich.progress import TextColumn
@@ -79,6 +77,16 @@ def _check_bounds(name: str, bounds, integer: bool):
 
 
 @with_shared_parameters
+def _require_exact(rng_updates) -> None:
+    """Raise unless the log density is exact (draws no random numbers)."""
+    if rng_updates:
+        raise ValueError(
+            "AdaptiveHMC needs the model's exact, differentiable log density, but this "
+            "model's log density is random (a pseudo-marginal or simulator estimate). Use "
+            "KMCLite, KMCFinite or KAMH."
+        )
+
+
 class AdaptiveHMC(KernelStep):
     r"""Hamiltonian Monte Carlo tuned by Bayesian optimisation (Wang, Mohamed & de Freitas 2013).
 
@@ -209,33 +217,31 @@ class AdaptiveHMC(KernelStep):
             blocked=blocked,
             adapt_after_tuning=adapt_after_tuning,
         )
-        if self.noisy_logp:
-            raise ValueError(
-                "AdaptiveHMC needs the model's exact, differentiable log density, but this "
-                "model's log density is random (a pseudo-marginal or simulator estimate). Use "
-                "KMCLite, KMCFinite or KAMH."
-            )
-        self._logp_dlogp_fn = self._compile_logp_and_grad(model, initial_point, compile_kwargs)
 
-    def _compile_logp_and_grad(self, model, initial_point, compile_kwargs):
-        model = modelcontext(model)
-        if initial_point is None:
-            initial_point = model.initial_point()
-        shared = {var: self.shared[var.name] for var in model.value_vars if var.name in self.shared}
-        [logp], raveled_input = join_nonshared_inputs(
-            point=initial_point, outputs=[model.logp()], inputs=self.vars, shared_inputs=shared
-        )
+    def _compile_log_density(self, logp, raveled_input, compile_kwargs):
+        """The log density and its gradient, compiled once into one function (the step's only
+        compilation; its log density is that function's first output)."""
         try:
             grad = pytensor.grad(logp, raveled_input)
         except Exception as error:
+            _, rng_updates = super()._compile_log_density(logp, raveled_input, compile_kwargs)
+            _require_exact(rng_updates)
             raise ValueError(
                 "AdaptiveHMC needs the gradient of the model's log density, and PyTensor could "
                 f"not build it ({type(error).__name__}: {error}). For a black-box likelihood "
                 "without a gradient use KMCLite, KMCFinite or KAMH."
             ) from error
-        fn = pm_compile([raveled_input], [logp, grad], random_seed=False, **(compile_kwargs or {}))
+        fn, rng_updates = pm_compile(
+            [raveled_input],
+            [logp, grad],
+            random_seed=False,
+            return_updates=True,
+            **(compile_kwargs or {}),
+        )
+        _require_exact(rng_updates)
         fn.trust_input = True
-        return fn
+        self._logp_dlogp_fn = fn
+        return fn, rng_updates
 
     @staticmethod
     def competence(var, has_grad):

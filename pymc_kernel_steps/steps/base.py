@@ -200,14 +200,7 @@ class KernelStep(ArrayStepShared):
         [logp], raveled_input = join_nonshared_inputs(
             point=initial_point, outputs=[model.logp()], inputs=vars, shared_inputs=shared
         )
-        self._logp_fn, rng_updates = pm_compile(
-            [raveled_input],
-            logp,
-            random_seed=False,
-            return_updates=True,
-            **(compile_kwargs or {}),
-        )
-        self._logp_fn.trust_input = True
+        self._logp_fn, rng_updates = self._compile_log_density(logp, raveled_input, compile_kwargs)
         self._logp_rngs = list(rng_updates)
         self.noisy_logp = bool(self._logp_rngs)
         if self.noisy_logp:
@@ -221,6 +214,15 @@ class KernelStep(ArrayStepShared):
         self.tune = True
         self._point_map_info = None
         self.chain = self._new_chain()
+
+    def _compile_log_density(self, logp, raveled_input, compile_kwargs):
+        """The compiled log density of the step's block (its one compilation) and the updates of
+        the random generators it draws from (a noisy log density has some)."""
+        fn, rng_updates = pm_compile(
+            [raveled_input], logp, random_seed=False, return_updates=True, **(compile_kwargs or {})
+        )
+        fn.trust_input = True
+        return fn, rng_updates
 
     # ------------------------------------------------------------------ pickling
     def __getstate__(self):
