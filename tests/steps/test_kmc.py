@@ -128,7 +128,7 @@ def test_diverging_marks_non_finite_trajectories_and_unevaluated_proposals(kmc_c
         return np.full(step.dim, np.nan), np.full(step.dim, np.nan)
 
     step.chain.surrogate.leapfrog = degenerate
-    step.random_walk_probability = 0.0
+    step.chain.learned.set_weights([0.0, 1.0])  # trajectories only
     point, (stats,) = step.step(point)
     assert stats["diverging"] and stats["logp_evals"] == 0
 
