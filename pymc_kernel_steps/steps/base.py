@@ -43,6 +43,7 @@ __all__ = [
     "require_int",
     "require_positive",
     "require_real",
+    "TuningData",
 ]
 
 #: consecutive rejections after which a chain counts as stuck in the end-of-sampling check
@@ -130,6 +131,52 @@ def require_positive(name: str, value) -> None:
         raise ValueError(f"`{name}` must be a positive finite number, got {value!r}.")
 
 
+@dataclass(frozen=True)
+class TuningData:
+    """What a chain learns its proposal from while tuning, as pooled tuning shares it.
+
+    :meth:`KernelStep.tuning_data` exports a chain's own; :meth:`KernelStep.absorb_tuning_data`
+    gives a chain the other chains' (``pymc_kernel_steps.distributed.sample(pooled_tuning=True)``
+    does both between windows of tuning iterations).
+
+    Attributes
+    ----------
+    states : ndarray, shape (n, d)
+        The most recent half of the chain's history, in the step's coordinates.
+    points : ndarray, shape (m, d)
+        Where the chain evaluated the model's log density while tuning, for the steps that fit
+        a surrogate to evaluations (``KMCLite``'s regression surrogate); empty for the others.
+    log_densities : ndarray, shape (m,)
+        The log densities at ``points``.
+    """
+
+    states: np.ndarray
+    points: np.ndarray
+    log_densities: np.ndarray
+
+    @classmethod
+    def concatenate(cls, parts, dim: int) -> TuningData:
+        """The data of every chain in ``parts`` together (checked: ``dim`` columns)."""
+        parts = list(parts)
+        for part in parts:
+            if not isinstance(part, TuningData):
+                raise TypeError(f"expected TuningData, got {type(part).__name__}")
+            points = np.asarray(part.points)
+            if np.shape(part.states)[1:] != (dim,) or points.shape[1:] != (dim,):
+                raise ValueError(
+                    f"tuning data of dimension {np.shape(part.states)[1:]} for a step of "
+                    f"dimension {dim}"
+                )
+            if np.shape(part.log_densities) != points.shape[:1]:
+                raise ValueError("tuning data: one log density per point expected")
+        empty = np.empty((0, dim))
+        return cls(
+            np.concatenate([empty, *(np.asarray(p.states, float) for p in parts)]),
+            np.concatenate([empty, *(np.asarray(p.points, float) for p in parts)]),
+            np.concatenate([np.empty(0), *(np.asarray(p.log_densities, float) for p in parts)]),
+        )
+
+
 @dataclass
 class ChainState:
     """Everything that belongs to one chain; reset by ``setup_chain``.
@@ -166,6 +213,8 @@ class ChainState:
     random_walk: RandomWalk | None = None
     scout_iterations: int = 0  # the first iterations of tuning that belong to the scouts
     scouts: Scouts | None = None
+    #: the other chains' tuning data (pooled tuning), learned from with the chain's own
+    pooled: TuningData | None = None
 
 
 @dataclass
@@ -486,6 +535,66 @@ class KernelStep(ArrayStepShared):
 
     def _new_chain(self) -> ChainState:
         return ChainState(history=ChainHistory(self.dim))
+
+    # ------------------------------------------------------------------ pooled tuning
+    #: whether the step learns from other chains' tuning data (:meth:`absorb_tuning_data`)
+    pools_tuning_data: ClassVar[bool] = False
+
+    def tuning_data(self) -> TuningData:
+        """This chain's own tuning data so far (never what it absorbed from other chains)."""
+        history = self.chain.history
+        points, values = self._own_evaluations()
+        return TuningData(history.points[len(history) // 2 :].copy(), points, values)
+
+    def absorb_tuning_data(self, others) -> None:
+        """Learn the proposal from other chains' tuning data as well as this chain's own.
+
+        From the next fit of the proposal on, the step learns from the union of its chain's
+        data and ``others`` (a sequence of :class:`TuningData`), which replaces what an earlier
+        call gave. Only while tuning: the kernel frozen at the end of tuning is a fixed
+        Metropolis–Hastings kernel, so the draws stay exact.
+
+        Raises
+        ------
+        TypeError
+            The step does not pool tuning data (``pools_tuning_data`` is False).
+        ValueError
+            ``adapt_after_tuning=True`` (adaptation never ends, so neither would the other
+            chains' influence), or the data's dimension is not the step's.
+        RuntimeError
+            Tuning is over.
+        """
+        name = type(self).__name__
+        if not self.pools_tuning_data:
+            raise TypeError(f"{name} does not learn from other chains' tuning data.")
+        if self.adapt_after_tuning:
+            raise ValueError(
+                f"{name}(adapt_after_tuning=True) cannot pool tuning data: its adaptation, and "
+                "with it the other chains' influence, never ends."
+            )
+        if not self.tune:
+            raise RuntimeError(f"{name}: tuning is over; the frozen kernel takes no new data.")
+        self.chain.pooled = TuningData.concatenate(others, self.dim)
+        self._on_absorb()
+
+    def _own_evaluations(self) -> tuple[np.ndarray, np.ndarray]:
+        """The chain's evaluations recorded for a surrogate (none by default)."""
+        return np.empty((0, self.dim)), np.empty(0)
+
+    def _on_absorb(self) -> None:
+        """Hook: other chains' tuning data arrived (e.g. schedule a refit)."""
+
+    def _tuning_states_subsample(self, size: int) -> np.ndarray:
+        """A uniform sub-sample of at most ``size`` of the most recent half of the history,
+        with the other chains' states when tuning is pooled."""
+        history = self.chain.history
+        pooled = self.chain.pooled
+        if pooled is None or len(pooled.states) == 0:
+            return history.subsample(self.rng, size, start=len(history) // 2)
+        states = np.concatenate([history.points[len(history) // 2 :], pooled.states])
+        if size >= len(states):
+            return states
+        return states[np.sort(self.rng.choice(len(states), size=size, replace=False))]
 
     # ------------------------------------------------------------------ coordinate-wise moves
     #: share of tuning iterations spent on single-coordinate moves, before and after the
