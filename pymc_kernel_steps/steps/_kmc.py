@@ -371,8 +371,10 @@ class _KMC(KernelStep):
         if chain.surrogate is None:
             if len(chain.history) % 50 == 0:
                 self._update_rw_whitening()
+            pooled_states = 0 if chain.pooled is None else len(chain.pooled.states)
             if (
-                len(chain.history) >= max(self.min_history, chain.next_selection_size)
+                len(chain.history) + pooled_states
+                >= max(self.min_history, chain.next_selection_size)
                 and chain.accepted_moves >= min_accepted_moves(self.dim)
                 and self._fit(x, select=True)
             ):

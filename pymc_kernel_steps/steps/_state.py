@@ -14,7 +14,53 @@ from ..core.history import ChainHistory
 from ..core.moves import CoordinateWalk, Proposal, RandomWalk
 from ..core.scouting import Scouts
 
-__all__ = ["ChainState", "KernelStepState", "Transition"]
+__all__ = ["ChainState", "KernelStepState", "Transition", "TuningData"]
+
+
+@dataclass(frozen=True)
+class TuningData:
+    """What a chain learns its proposal from while tuning, as pooled tuning shares it.
+
+    :meth:`KernelStep.tuning_data` exports a chain's own; :meth:`KernelStep.absorb_tuning_data`
+    gives a chain the other chains' (``pymc_kernel_steps.distributed.sample(pooled_tuning=True)``
+    does both between windows of tuning iterations).
+
+    Attributes
+    ----------
+    states : ndarray, shape (n, d)
+        The most recent half of the chain's history, in the step's coordinates.
+    points : ndarray, shape (m, d)
+        Where the chain evaluated the model's log density while tuning, for the steps that fit
+        a surrogate to evaluations (``KMCLite``'s regression surrogate); empty for the others.
+    log_densities : ndarray, shape (m,)
+        The log densities at ``points``.
+    """
+
+    states: np.ndarray
+    points: np.ndarray
+    log_densities: np.ndarray
+
+    @classmethod
+    def concatenate(cls, parts, dim: int) -> TuningData:
+        """The data of every chain in ``parts`` together (checked: ``dim`` columns)."""
+        parts = list(parts)
+        for part in parts:
+            if not isinstance(part, TuningData):
+                raise TypeError(f"expected TuningData, got {type(part).__name__}")
+            points = np.asarray(part.points)
+            if np.shape(part.states)[1:] != (dim,) or points.shape[1:] != (dim,):
+                raise ValueError(
+                    f"tuning data of dimension {np.shape(part.states)[1:]} for a step of "
+                    f"dimension {dim}"
+                )
+            if np.shape(part.log_densities) != points.shape[:1]:
+                raise ValueError("tuning data: one log density per point expected")
+        empty = np.empty((0, dim))
+        return cls(
+            np.concatenate([empty, *(np.asarray(p.states, float) for p in parts)]),
+            np.concatenate([empty, *(np.asarray(p.points, float) for p in parts)]),
+            np.concatenate([np.empty(0), *(np.asarray(p.log_densities, float) for p in parts)]),
+        )
 
 
 @dataclass
@@ -53,6 +99,8 @@ class ChainState:
     random_walk: RandomWalk | None = None
     scout_iterations: int = 0  # the first iterations of tuning that belong to the scouts
     scouts: Scouts | None = None
+    #: the other chains' tuning data (pooled tuning), learned from with the chain's own
+    pooled: TuningData | None = None
 
 
 @dataclass

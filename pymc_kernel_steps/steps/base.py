@@ -31,7 +31,8 @@ from ..core.moves import CoordinateWalk, Mixture, Move, Proposal, optimal_scale
 from ..core.scouting import Scouts
 from ._health import end_of_chain_warning
 from ._history_input import states_from
-from ._state import ChainState, KernelStepState, Transition
+from ._pooling import PooledTuning
+from ._state import ChainState, KernelStepState, Transition, TuningData
 from ._threads import single_threaded_blas
 from ._validation import require_bool, require_int, require_positive, require_real
 
@@ -45,6 +46,7 @@ __all__ = [
     "require_int",
     "require_positive",
     "require_real",
+    "TuningData",
 ]
 
 #: iterations of each scout (the initial random walks of ``scouts=``)
@@ -95,7 +97,7 @@ class LogDensityError(RuntimeError):
     """The model's log density failed (raised, or returned +inf) at a point a step proposed."""
 
 
-class KernelStep(ArrayStepShared):
+class KernelStep(PooledTuning, ArrayStepShared):
     """Base class of the step methods in this package (not used directly).
 
     Subclasses implement :meth:`_new_chain`, :meth:`_propose` and :meth:`_adapt`, and may extend

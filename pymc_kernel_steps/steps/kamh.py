@@ -134,6 +134,8 @@ class KAMH(KernelStep):
     """
 
     name = "kamh"
+    #: pooled tuning: the other chains' states enter the sub-sample the kernel is learned from
+    pools_tuning_data = True
     #: coordinate-wise tuning moves after the learned proposal starts (fewer than KMC's: on the
     #: 2-d banana more of them cost KAMH mixing)
     coordinate_share_late = 0.05
@@ -316,8 +318,7 @@ class KAMH(KernelStep):
         """Redraw the sub-sample (from the most recent half of the history), the whitening, the
         default kernel's lengthscale and the absolute γ."""
         chain = self.chain
-        history = chain.history
-        subsample = history.subsample(self.rng, self.subsample_size, start=len(history) // 2)
+        subsample = self._tuning_states_subsample(self.subsample_size)
         if np.all(subsample == subsample[0]):
             # A stuck chain (e.g. on a lucky pseudo-marginal estimate): the recent history holds
             # one state, where the kernel's features vanish and ν² would be rescaled without

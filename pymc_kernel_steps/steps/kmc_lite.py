@@ -265,8 +265,20 @@ class KMCLite(_KMC):
         )
 
     def _training_points(self):
-        history = self.chain.history
-        return history.subsample(self.rng, self.subsample_size, start=len(history) // 2)
+        return self._tuning_states_subsample(self.subsample_size)
+
+    # pooled tuning: the other chains' states and evaluations enter the next selection and fit
+    pools_tuning_data = True
+
+    def _own_evaluations(self) -> tuple[np.ndarray, np.ndarray]:
+        chain = self.chain
+        if chain.evaluated_points is None:
+            return super()._own_evaluations()
+        return chain.evaluated_points.points.copy(), np.asarray(chain.evaluated_values, float)
+
+    def _on_absorb(self) -> None:
+        if self.chain.surrogate is not None:  # select and fit again at the next iteration
+            self.chain.next_selection_size = len(self.chain.history)
 
     # surrogate="regression": the log densities evaluated while adapting are the training data
     def _new_chain(self) -> KMCChain:
@@ -363,9 +375,13 @@ class KMCLite(_KMC):
         """The informative evaluations (points, log densities), at most
         ``_REGRESSION_POINTS_PER_CENTRE × subsample_size`` of them."""
         chain = self.chain
+        points, values = chain.evaluated_points.points, np.asarray(chain.evaluated_values)
+        if chain.pooled is not None:
+            points = np.concatenate([points, chain.pooled.points])
+            values = np.concatenate([values, chain.pooled.log_densities])
         return informative_evaluations(
-            chain.evaluated_points.points,
-            np.asarray(chain.evaluated_values),
+            points,
+            values,
             self.rng,
             _REGRESSION_POINTS_PER_CENTRE * self.subsample_size,
         )
