@@ -74,6 +74,7 @@ from .score_matching import (
     select_hyperparameters,
 )
 from .scouting import Scouts
+from .start_scales import StartScales, conditional_scales
 from .whitening import Whitening
 
 __all__ = [
@@ -96,12 +97,14 @@ __all__ = [
     "RobbinsMonroScale",
     "Scouts",
     "SearchBox",
+    "StartScales",
     "Whitening",
     "WindowedTuner",
     "adaptation_probability",
     "cholesky_or_nan",
     "ckam_nu0",
     "ckam_sampling_scale",
+    "conditional_scales",
     "cycle_position",
     "default_hmc_box",
     "exploration_length",

@@ -23,8 +23,8 @@ __all__ = ["Scouts"]
 
 @dataclass
 class Scouts:
-    """Random walks ``N(x, s² I)`` advanced in turn, one iteration each, with one Robbins–Monro
-    scale ``s`` shared by all of them.
+    """Random walks ``N(x, s² D²)`` advanced in turn, one iteration each, with one Robbins–Monro
+    scale ``s`` shared by all of them and a fixed diagonal ``D`` of per-coordinate scales.
 
     Attributes
     ----------
@@ -37,6 +37,8 @@ class Scouts:
         Iterations of each walk.
     iterations : int
         Iterations done so far (all walks together).
+    coordinate_scales : np.ndarray or None
+        ``(dim,)`` diagonal of ``D`` (None: the identity).
     """
 
     positions: np.ndarray
@@ -44,19 +46,39 @@ class Scouts:
     scale: RobbinsMonroScale
     length: int
     iterations: int = 0
+    coordinate_scales: np.ndarray | None = None
 
     @classmethod
-    def start(cls, x, log_density: float, count: int, length: int, scale: RobbinsMonroScale):
-        """``count`` walks of ``length`` iterations, all from ``x``."""
+    def start(
+        cls,
+        x,
+        log_density: float,
+        count: int,
+        length: int,
+        scale: RobbinsMonroScale,
+        coordinate_scales=None,
+    ):
+        """``count`` walks of ``length`` iterations, all from ``x`` (``coordinate_scales``:
+        the diagonal of ``D``, positive; default the identity)."""
         if count < 1 or length < 1:
             raise ValueError(f"need count ≥ 1 and length ≥ 1, got {count} and {length}.")
         x = np.asarray(x, dtype=float)
+        if coordinate_scales is not None:
+            coordinate_scales = np.asarray(coordinate_scales, dtype=float)
+            if coordinate_scales.shape != x.shape or not np.all(
+                np.isfinite(coordinate_scales) & (coordinate_scales > 0)
+            ):
+                raise ValueError(
+                    f"`coordinate_scales` must be {x.shape[0]} positive numbers, got "
+                    f"{coordinate_scales!r}."
+                )
         value = log_density if not math.isnan(log_density) else -math.inf
         return cls(
             positions=np.tile(x, (count, 1)),
             log_densities=np.full(count, value),
             scale=scale,
             length=int(length),
+            coordinate_scales=coordinate_scales,
         )
 
     @property
@@ -75,7 +97,8 @@ class Scouts:
     def propose(self, rng: np.random.Generator) -> np.ndarray:
         """A random-walk proposal from the current position of the walk whose turn it is."""
         x = self.positions[self.turn]
-        return x + self.scale.scale * rng.standard_normal(x.shape[0])
+        step = self.scale.scale * rng.standard_normal(x.shape[0])
+        return x + (step if self.coordinate_scales is None else self.coordinate_scales * step)
 
     def update(
         self, proposal, log_density: float, rng: np.random.Generator

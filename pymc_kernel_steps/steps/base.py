@@ -31,6 +31,7 @@ from rich.table import Column
 from ..core.adaptation import CoordinateScales, RobbinsMonroScale, adaptation_probability
 from ..core.history import ChainHistory
 from ..core.scouting import Scouts
+from ..core.start_scales import conditional_scales
 from ._threads import single_threaded_blas
 
 __all__ = [
@@ -162,6 +163,9 @@ class ChainState:
     coordinate_scales: CoordinateScales | None = None
     scout_iterations: int = 0  # the first iterations of tuning that belong to the scouts
     scouts: Scouts | None = None
+    #: each coordinate's conditional scale at the chain's start: the frame of the first
+    #: random-walk moves, the coordinate moves and the scouts (None: not measured, unit scales)
+    start_scales: np.ndarray | None = None
 
 
 @dataclass_state
@@ -465,7 +469,9 @@ class KernelStep(ArrayStepShared):
             return None
         chain = self.chain
         if chain.coordinate_scales is None:
-            chain.coordinate_scales = CoordinateScales(self.dim, 2.38 / math.sqrt(self.dim))
+            chain.coordinate_scales = CoordinateScales(
+                self.dim, 2.38 / math.sqrt(self.dim) * self._start_frame()
+            )
         proposal, coordinate = chain.coordinate_scales.propose(self.rng, x)
         info = {
             "coordinate": coordinate,
@@ -579,13 +585,80 @@ class KernelStep(ArrayStepShared):
         ):
             return chain.current_logp, 0
         value = self._evaluate_logp(x, self._point_map_info)
+        evaluations = 1
         if chain.current_point is None:  # the chain's first point
             self._check_start(x, value)
+            evaluations += self._measure_start_scales(x, value)
         chain.current_logp = value if not math.isnan(value) else -math.inf
         chain.current_point = x.copy()
         if self.shared:
             self._snapshot_outside()
-        return chain.current_logp, 1
+        return chain.current_logp, evaluations
+
+    # ------------------------------------------------------------------ the start's scales
+    def _measure_start_scales(self, x: np.ndarray, value: float) -> int:
+        """Measure each coordinate's conditional scale at the chain's start from second
+        differences of the log density (:func:`~pymc_kernel_steps.core.conditional_scales`), so
+        that the first moves suit a posterior whose coordinates differ in scale by orders of
+        magnitude, or that is a thin ridge; returns the evaluations spent. Skipped (none spent)
+        for a noisy log density, whose differences would measure its noise, and after a warm
+        start, whose history already gives the scales."""
+        chain = self.chain
+        if not self._sizes_its_start():
+            return 0
+
+        def probe(point: np.ndarray) -> float:
+            try:
+                return self._evaluate_logp(point, self._point_map_info)
+            except LogDensityError:  # where the model fails, the probe counts as outside
+                return math.nan
+
+        found = conditional_scales(probe, x, value)
+        chain.start_scales = found.relative_to(1.0)
+        self._on_start_scales()
+        return found.evaluations
+
+    def _sizes_its_start(self) -> bool:
+        """Whether a chain measures its start's scales (not for a noisy log density, whose
+        differences would measure its noise, nor after a warm start)."""
+        return not self.noisy_logp and getattr(self, "warm_history", None) is None
+
+    def start_evaluations(self, point: dict) -> int:
+        """The evaluations a chain of this step spends at its first point ``point`` (a dict of
+        the model's value variables, e.g. ``model.initial_point()``) before its first proposal:
+        the start and its second differences. The procedure is deterministic, so this is the
+        count the chain will report (for a benchmark that plans a budget of evaluations); it
+        evaluates the model that many times."""
+        x = DictToArrayBijection.map({v.name: point[v.name] for v in self.vars}).data
+        x = np.asarray(x, dtype=float)
+        value = float(self._logp_fn(x))
+        if not (self._sizes_its_start() and math.isfinite(value)):
+            return 1
+
+        def probe(p: np.ndarray) -> float:
+            try:
+                return float(self._logp_fn(p))
+            except Exception:  # as the chain's probe: a failure counts as outside
+                return math.nan
+
+        return 1 + conditional_scales(probe, x, value).evaluations
+
+    def _on_start_scales(self) -> None:
+        """Hook called once ``chain.start_scales`` is known (KMC's random-walk frame)."""
+
+    def _start_frame(self) -> np.ndarray:
+        """``chain.start_scales``, or unit scales before they are measured."""
+        scales = self.chain.start_scales
+        return np.ones(self.dim) if scales is None else scales
+
+    def _random_walk_step(self, scale: float) -> np.ndarray:
+        """A random-walk increment ``N(0, s² D²)``, ``D`` the start's scales."""
+        return scale * self._start_frame() * self.rng.standard_normal(self.dim)
+
+    def _fallback_variance(self, scale: float) -> np.ndarray:
+        """The variance of each coordinate under the random walk of scale ``s`` (``(s D)²``):
+        the whitening's value for a coordinate the history has not moved."""
+        return (scale * self._start_frame()) ** 2
 
     # ------------------------------------------------------------------ the transition
     def _propose(self, x: np.ndarray) -> tuple[np.ndarray, float, dict]:  # pragma: no cover
@@ -691,7 +764,9 @@ class KernelStep(ArrayStepShared):
             logp_start, evaluations = self._current_logp(q0.data)
             scale = RobbinsMonroScale.within(2.38 / math.sqrt(self.dim), SCOUT_SCALE_RANGE)
             length = chain.scout_iterations // self.scouts
-            chain.scouts = Scouts.start(q0.data, logp_start, self.scouts, length, scale)
+            chain.scouts = Scouts.start(
+                q0.data, logp_start, self.scouts, length, scale, chain.start_scales
+            )
         scouts = chain.scouts
         walk = scouts.turn
         proposal = scouts.propose(self.rng)

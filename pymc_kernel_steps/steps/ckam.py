@@ -404,7 +404,7 @@ class CKAM(KernelStep):
         if chain.subsample is None:
             scale = chain.rw_scale.scale
             info.update(kind=_RW, scale=scale)
-            return x + scale * self.rng.standard_normal(self.dim), 0.0, info
+            return x + self._random_walk_step(scale), 0.0, info
         slot = _EXPLORATION_PATTERN[(k - chain.kam_start) % len(_EXPLORATION_PATTERN)]
         if slot == _JUMP and chain.jump_chol is not None and self.jump_scale > 0:
             rho = self._jump_multiplier()
@@ -532,11 +532,13 @@ class CKAM(KernelStep):
         chain.feature_cov_current = None
         chain.feature_cov_point = None
         if chain.sigma_chol is not None and math.isfinite(chain.nu_exp):
-            # warm start: the random walk starts at the total variance of the last KAM proposal
-            total = chain.nu_exp**2 * float(np.sum(chain.sigma_chol**2)) / self.dim
-            if total > 0 and math.isfinite(total):
+            # warm start: the random walk (in the start's frame D) starts at the variances of
+            # the last KAM proposal, geometrically averaged over the coordinates
+            variances = chain.nu_exp**2 * np.sum(chain.sigma_chol**2, axis=1)
+            log_total = float(np.mean(np.log(variances / self._start_frame() ** 2)))
+            if math.isfinite(log_total):
                 rw = chain.rw_scale
-                rw.log_scale = min(max(0.5 * math.log(total), rw.min_log_scale), rw.max_log_scale)
+                rw.log_scale = min(max(0.5 * log_total, rw.min_log_scale), rw.max_log_scale)
         chain.rw_scale.iteration = 0
         if chain.nu2_scale is not None:
             chain.nu2_scale.iteration = 0
@@ -555,7 +557,9 @@ class CKAM(KernelStep):
         subsample = chain.history.subsample(self.rng, self.subsample_size, start=chain.cycle_start)
         whitening = None
         if self.whiten:
-            whitening = Whitening.from_points(subsample, fallback_variance=chain.rw_scale.scale**2)
+            whitening = Whitening.from_points(
+                subsample, fallback_variance=self._fallback_variance(chain.rw_scale.scale)
+            )
             subsample = whitening.whiten(subsample)
         if self.kernel is None:
             try:
@@ -582,7 +586,10 @@ class CKAM(KernelStep):
             # first KAM phase of the chain: the learned part gets the total variance of the
             # optimal random walk (2.38² whitened; d s² with the random walk's s otherwise)
             trace = float(np.trace(chain.feature_cov_current))
-            total = _RW_FACTOR**2 if self.whiten else chain.rw_scale.scale**2 * self.dim
+            if self.whiten:
+                total = _RW_FACTOR**2
+            else:
+                total = float(np.sum(self._fallback_variance(chain.rw_scale.scale)))
             nu2 = total / trace if trace > 0 and np.isfinite(trace) else 1.0
             chain.nu2_scale = RobbinsMonroScale.within(nu2, SCALE_RANGE, target=self.target_accept)
         elif previous_n and previous_n != n:

@@ -290,7 +290,7 @@ class KAMH(KernelStep):
             return coordinate_move
         if chain.subsample is None:
             scale = chain.rw_scale.scale
-            return x + scale * self.rng.standard_normal(self.dim), 0.0, {"random_walk": True}
+            return x + self._random_walk_step(scale), 0.0, {"random_walk": True}
 
         if self.tune and chain.candidates is not None and not chain.candidate_frozen:
             if self._tune_length and chain.iteration >= CANDIDATE_SEARCH_SHARE * self._tune_length:
@@ -387,7 +387,7 @@ class KAMH(KernelStep):
         if self.whiten:
             whitening = Whitening.from_points(
                 subsample,
-                fallback_variance=chain.rw_scale.scale**2,
+                fallback_variance=self._fallback_variance(chain.rw_scale.scale),
                 min_variance=self._variance_floor(),
             )
             subsample = whitening.whiten(subsample)
@@ -435,7 +435,10 @@ class KAMH(KernelStep):
         the optimal random walk's total variance, kept at that scale as the sub-sample grows,
         and bounded relative to the history's own scale."""
         chain = self.chain
-        total = _RW_FACTOR**2 if self.whiten else chain.rw_scale.scale**2 * self.dim
+        if self.whiten:
+            total = _RW_FACTOR**2
+        else:
+            total = float(np.sum(self._fallback_variance(chain.rw_scale.scale)))
         natural = [total / t if _MIN_TRACE < t < np.inf else math.nan for t in traces]
         if first or chain.candidate_nu2_scales is None:
             chain.candidate_nu2_scales = [
