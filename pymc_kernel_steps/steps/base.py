@@ -55,6 +55,12 @@ WARN_SHARE = 0.01
 ABORTED_WARN_SHARE = 0.2
 #: acceptance rate after tuning below which a chain is reported (over at least STUCK_RUN draws)
 LOW_ACCEPTANCE = 0.02
+#: accepted moves per parameter after tuning below which a chain is reported: a random walk's
+#: effective sample size is about 1.4 times its accepted moves per parameter (efficiency 0.33/d
+#: per iteration at acceptance 0.234), so with fewer than 10 every variance estimate is off by a
+#: fifth or more. At d = 100 with PyMC's default 1000 draws the random-walk and KMC steps accept
+#: 0.7-5.2 moves per parameter and their sds are off by a median 34-63 %.
+MIN_ACCEPTED_PER_PARAMETER = 10
 #: iterations of each scout (the initial random walks of ``scouts=``)
 SCOUT_LENGTH = 50
 #: the scouts take at most this share of the tuning phase; with less tuning there are none
@@ -821,6 +827,10 @@ class KernelStep(ArrayStepShared):
     #: advises "Increase `target_accept`", which is NUTS's advice); None: no such stat
     divergence_advice: ClassVar[str | None] = None
 
+    #: accepted moves per parameter after tuning below which a chain is reported (None: no such
+    #: check, for a step whose accepted moves each travel across the posterior)
+    min_accepted_per_parameter: ClassVar[float | None] = MIN_ACCEPTED_PER_PARAMETER
+
     #: stats a user should look at when the chain is stuck (subclasses name their own)
     stuck_chain_stats: ClassVar[tuple[str, ...]] = ("accept", "accepted", "logp_evals")
 
@@ -846,6 +856,7 @@ class KernelStep(ArrayStepShared):
                 f"only {chain.draws_accepted} of {chain.draws_done} proposals after tuning were "
                 "accepted"
             )
+        problems.extend(self._too_few_moves_per_parameter())
         if chain.degenerate_proposals > WARN_SHARE * total:
             problems.append(
                 f"{chain.degenerate_proposals} of {total} proposals were degenerate (a "
@@ -880,6 +891,30 @@ class KernelStep(ArrayStepShared):
         if note:
             message += " " + note
         return SamplerWarning(WarningType.BAD_ACCEPTANCE, message, "warning")
+
+    def _too_few_moves_per_parameter(self) -> list[str]:
+        """The problem of a chain whose draws cannot have explored its dimension: fewer than
+        ``min_accepted_per_parameter`` accepted moves per parameter after tuning (a chain that
+        accepted almost nothing is reported as such instead)."""
+        chain = self.chain
+        needed = self.min_accepted_per_parameter
+        if (
+            needed is None
+            or chain.draws_done == 0
+            or chain.draws_accepted >= needed * self.dim
+            or (
+                chain.draws_done >= STUCK_RUN
+                and chain.draws_accepted < LOW_ACCEPTANCE * chain.draws_done
+            )
+        ):
+            return []
+        return [
+            f"{chain.draws_accepted} proposals after tuning were accepted for {self.dim} "
+            f"parameters, {chain.draws_accepted / self.dim:.2g} per parameter, too few to explore "
+            f"every direction (fewer than {needed:g} per parameter; a random walk's effective "
+            "sample size is about 1.4 times its accepted moves per parameter, and one chain "
+            "gives R-hat nothing to compare): draw more, or run several chains"
+        ]
 
     # ------------------------------------------------------------------ PyMC integration
     @staticmethod
