@@ -28,10 +28,12 @@ from pymc.vartypes import discrete_types
 from rich.progress import TextColumn
 from rich.table import Column
 
-from ..core.adaptation import CoordinateScales, RobbinsMonroScale, adaptation_probability
+from ..core.adaptation import RobbinsMonroScale, adaptation_probability
 from ..core.history import ChainHistory
+from ..core.moves import CoordinateWalk, Proposal, RandomWalk, optimal_scale
 from ..core.scouting import Scouts
 from ..core.start_scales import conditional_scales
+from ..core.whitening import Whitening
 from ._threads import single_threaded_blas
 
 __all__ = [
@@ -166,7 +168,10 @@ class ChainState:
     #: (tuning or drawing), for the `accept_rate` stat
     accept_sum: float = 0.0
     accept_count: int = 0
-    coordinate_scales: CoordinateScales | None = None
+    #: the single-coordinate moves of the tuning phase (created at the first)
+    coordinate: CoordinateWalk | None = None
+    #: the step's own random walk, which restarts at the scale of the scouts
+    random_walk: RandomWalk | None = None
     scout_iterations: int = 0  # the first iterations of tuning that belong to the scouts
     scouts: Scouts | None = None
     #: each coordinate's conditional scale at the chain's start: the frame of the first
@@ -184,9 +189,10 @@ class KernelStep(ArrayStepShared):
     """Base class of the step methods in this package (not used directly).
 
     Subclasses implement :meth:`_new_chain`, :meth:`_propose` and :meth:`_adapt`, and may extend
-    ``stats_dtypes_shapes``. A proposal returns ``(x_new, log_correction, info)`` where
-    ``log_correction`` is added to ``log π(x_new) − log π(x)`` in the acceptance ratio (the
-    Hastings ratio of the proposal densities, or the kinetic-energy difference for HMC moves).
+    ``stats_dtypes_shapes``. :meth:`_propose` returns a
+    :class:`~pymc_kernel_steps.core.moves.Proposal` (whose ``log_correction`` is added to
+    ``log π(x*) − log π(x)`` in the acceptance ratio) and the iteration's info for the stats;
+    the move that made it records the outcome, and adapts while the step adapts.
 
     Parameters
     ----------
@@ -207,7 +213,7 @@ class KernelStep(ArrayStepShared):
         ``SCOUT_LENGTH`` iterations; skipped when together they would take more than
         ``SCOUT_SHARE`` of tuning, when the step does not sample every free variable, for a noisy
         (pseudo-marginal) log density, and after a warm start. A step that offers scouts keeps
-        its own random-walk scale in ``chain.rw_scale``; it restarts at the scouts' scale.
+        its own random walk in ``chain.random_walk``; it restarts at the scouts' scale.
     adapt_after_tuning : bool
         If False (default) adaptation stops at the end of tuning and the draws come from a fixed,
         exact Metropolis–Hastings kernel. If True adaptation continues through the draws with
@@ -465,7 +471,7 @@ class KernelStep(ArrayStepShared):
     coordinate_share_early: ClassVar[float] = 0.5
     coordinate_share_late: ClassVar[float] = 0.1
 
-    def _maybe_coordinate_move(self, x, learned: bool):
+    def _maybe_coordinate_move(self, x, learned: bool) -> tuple[Proposal, dict] | None:
         """During tuning, with some probability, a single-coordinate random-walk move (an exact
         MH move) whose acceptance tunes that coordinate's scale; None otherwise."""
         if not self.tune:
@@ -474,31 +480,16 @@ class KernelStep(ArrayStepShared):
         if self.rng.uniform() >= share:
             return None
         chain = self.chain
-        if chain.coordinate_scales is None:
-            chain.coordinate_scales = CoordinateScales(
-                self.dim, 2.38 / math.sqrt(self.dim) * self._start_frame()
+        if chain.coordinate is None:
+            chain.coordinate = CoordinateWalk(
+                self.dim, optimal_scale(self.dim) * self._start_frame()
             )
-        proposal, coordinate = chain.coordinate_scales.propose(self.rng, x)
-        info = {
-            "coordinate": coordinate,
-            "random_walk": True,
-            "surrogate": False,
-            "n_steps": 0,
-            "step_size": math.nan,
-        }
-        return proposal, 0.0, info
-
-    def _adapt_coordinate(self, info, accept_prob) -> bool:
-        """Tune the scale of a coordinate move; True if this iteration was one."""
-        coordinate = info.get("coordinate")
-        if coordinate is None:
-            return False
-        self.chain.coordinate_scales.update(coordinate, accept_prob)
-        return True
+        info = {"random_walk": True, "surrogate": False, "n_steps": 0, "step_size": math.nan}
+        return chain.coordinate.propose(self.rng, x), info
 
     def _variance_floor(self):
-        scales = self.chain.coordinate_scales
-        return None if scales is None else scales.variance_floor()
+        coordinate = self.chain.coordinate
+        return None if coordinate is None else coordinate.variance_floor()
 
     # ------------------------------------------------------------------ log density
     def _evaluate_logp(self, x: np.ndarray, point_map_info=None) -> float:
@@ -650,16 +641,16 @@ class KernelStep(ArrayStepShared):
         return 1 + conditional_scales(probe, x, value).evaluations
 
     def _on_start_scales(self) -> None:
-        """Hook called once ``chain.start_scales`` is known (KMC's random-walk frame)."""
+        """Once ``chain.start_scales`` is known: the random walk acts in the start's frame
+        until the history gives one."""
+        chain = self.chain
+        if chain.random_walk is not None:
+            chain.random_walk.metric = Whitening.diagonal(chain.start_scales)
 
     def _start_frame(self) -> np.ndarray:
         """``chain.start_scales``, or unit scales before they are measured."""
         scales = self.chain.start_scales
         return np.ones(self.dim) if scales is None else scales
-
-    def _random_walk_step(self, scale: float) -> np.ndarray:
-        """A random-walk increment ``N(0, s² D²)``, ``D`` the start's scales."""
-        return scale * self._start_frame() * self.rng.standard_normal(self.dim)
 
     def _fallback_variance(self, scale: float) -> np.ndarray:
         """The variance of each coordinate under the random walk of scale ``s`` (``(s D)²``):
@@ -667,14 +658,12 @@ class KernelStep(ArrayStepShared):
         return (scale * self._start_frame()) ** 2
 
     # ------------------------------------------------------------------ the transition
-    def _propose(self, x: np.ndarray) -> tuple[np.ndarray, float, dict]:  # pragma: no cover
+    def _propose(self, x: np.ndarray) -> tuple[Proposal, dict]:  # pragma: no cover
         raise NotImplementedError
 
-    def _record(self, x_new: np.ndarray, accepted: bool, info: dict) -> None:
-        """Hook called after every accept/reject decision (e.g. to keep caches in step)."""
-
-    def _adapt(self, x: np.ndarray, accept_prob: float, info: dict) -> None:
-        """Update adaptation state after a transition (only called while adapting)."""
+    def _adapt(self, x: np.ndarray, accept_prob: float, proposal: Proposal, info: dict) -> None:
+        """Update the step's adaptation state after a transition to ``x`` (only called while
+        adapting, after the move that proposed has adapted itself)."""
 
     def _transition_stats(self, info: dict) -> dict:
         """Sampler-specific stats of this iteration."""
@@ -702,18 +691,18 @@ class KernelStep(ArrayStepShared):
             return self._scout(q0)
         logp_current, evaluations = self._current_logp(x)
 
-        proposal, log_correction, info = self._propose(x)
+        proposal, info = self._propose(x)
         logp_nan = False
-        if np.all(np.isfinite(proposal)) and math.isfinite(log_correction):
-            logp_proposal = self._evaluate_logp(proposal, q0.point_map_info)
+        if proposal.evaluated:
+            logp_proposal = self._evaluate_logp(proposal.x, q0.point_map_info)
             evaluations += 1
             if math.isnan(logp_proposal):
                 logp_nan, logp_proposal = True, -math.inf
-            log_ratio = logp_proposal - logp_current + log_correction
+            log_ratio = logp_proposal - logp_current + proposal.log_correction
         else:  # a diverged trajectory or degenerate proposal: rejected without evaluating
             logp_proposal = -math.inf
             log_ratio = -math.inf
-            if info.get("surrogate", False):  # a KMC trajectory that diverged or was aborted
+            if proposal.move.may_abort:  # a trajectory that diverged or was aborted
                 chain.aborted_trajectories += 1
             else:
                 chain.degenerate_proposals += 1
@@ -725,7 +714,7 @@ class KernelStep(ArrayStepShared):
         accept_prob = math.exp(min(0.0, log_ratio))
         accepted = math.log(self.rng.uniform()) < log_ratio
         if accepted:
-            x_new = proposal
+            x_new = proposal.x
             chain.current_logp = logp_proposal
         else:
             x_new = x
@@ -734,9 +723,10 @@ class KernelStep(ArrayStepShared):
         chain.history.append(x_new)
         chain.iteration += 1
         self._track_rejections(accepted)
-        self._record(chain.current_point, accepted, info)
+        proposal.move.record(proposal, x, accepted, accept_prob)
         if self._adapting():
-            self._adapt(x_new, accept_prob, info)
+            proposal.move.update(proposal, x, accept_prob, self.rng)
+            self._adapt(x_new, accept_prob, proposal, info)
             chain.adaptation_iteration += 1
 
         return self._result(q0, accept_prob, accepted, evaluations, logp_nan, info)
@@ -768,7 +758,7 @@ class KernelStep(ArrayStepShared):
         evaluations = 0
         if chain.scouts is None:
             logp_start, evaluations = self._current_logp(q0.data)
-            scale = RobbinsMonroScale.within(2.38 / math.sqrt(self.dim), SCOUT_SCALE_RANGE)
+            scale = RobbinsMonroScale.within(optimal_scale(self.dim), SCOUT_SCALE_RANGE)
             length = chain.scout_iterations // self.scouts
             chain.scouts = Scouts.start(
                 q0.data, logp_start, self.scouts, length, scale, chain.start_scales
@@ -784,7 +774,7 @@ class KernelStep(ArrayStepShared):
         if scouts.done:
             chain.current_point, chain.current_logp = scouts.best()
             # the step's own random walk (every step with scouts has one) starts at their scale
-            chain.rw_scale.restart_at(scouts.scale.scale)
+            chain.random_walk.scale.restart_at(scouts.scale.scale)
         else:
             chain.current_point = scouts.positions[walk].copy()
             chain.current_logp = float(scouts.log_densities[walk])
@@ -894,13 +884,14 @@ class KernelStep(ArrayStepShared):
 
     def _too_few_moves_per_parameter(self) -> list[str]:
         """The problem of a chain whose draws cannot have explored its dimension: fewer than
-        ``min_accepted_per_parameter`` accepted moves per parameter after tuning (a chain that
-        accepted almost nothing is reported as such instead)."""
+        ``min_accepted_per_parameter`` accepted moves per parameter after tuning, over at least
+        ``STUCK_RUN`` draws as the low-acceptance check (a chain that accepted almost nothing is
+        reported as such instead)."""
         chain = self.chain
         needed = self.min_accepted_per_parameter
         if (
             needed is None
-            or chain.draws_done == 0
+            or chain.draws_done < STUCK_RUN
             or chain.draws_accepted >= needed * self.dim
             or (
                 chain.draws_done >= STUCK_RUN

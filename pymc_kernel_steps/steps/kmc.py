@@ -6,16 +6,16 @@ from __future__ import annotations
 import copy
 import math
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 from pymc.model import modelcontext
 
-from ..core.adaptation import DualAveraging, JumpDistanceStepSize, RobbinsMonroScale
+from ..core.adaptation import DualAveraging, JumpDistanceStepSize
 from ..core.bayesopt import SearchBox, WindowedTuner
 from ..core.history import ChainHistory
 from ..core.integrators import kinetic_energy
 from ..core.kernels import GaussianKernel, median_lengthscale
+from ..core.moves import Proposal, RandomWalk, SurrogateHMC
 from ..core.regression import (
     TRENDS,
     PolynomialTrend,
@@ -44,16 +44,10 @@ from .kamh import SCALE_RANGE, min_accepted_moves
 
 __all__ = ["KMCFinite", "KMCLite"]
 
-_RW_FACTOR = 2.38
 _SELECTION_POINTS = 500
 _LENGTHSCALE_FACTORS = np.array([1.0, 1.5, 2.0, 3.0])
 #: the confining wall starts this many times beyond the farthest training point
 _WALL_MARGIN = 2.0
-#: a trajectory that leaves the ball of this many wall radii (and of at least 10√d whitened
-#: units) is rejected without evaluating the model (core.lite_leapfrog's abort_radius: exact,
-#: the rule is the same for its reversal)
-_ABORT_MARGIN = 2.0
-_MIN_ABORT_RADIUS_PER_ROOT_DIM = 10.0
 #: fewer distinct training states than this (a stuck chain) and the surrogate is not refitted
 _MIN_DISTINCT_STATES = 10
 #: the surrogates of KMCLite: score matching on the states (paper 002) or regression on the
@@ -86,22 +80,21 @@ _STABILITY_MAX_SHRINK = 1e3
 _FAR_FIELD_MARGIN = 0.9
 
 
+def _of_hmc(name: str, doc: str) -> property:
+    """A chain attribute that is the surrogate HMC move's ``name``."""
+    return property(
+        lambda chain: getattr(chain.hmc, name),
+        lambda chain, value: setattr(chain.hmc, name, value),
+        doc=doc,
+    )
+
+
 @dataclass
 class KMCChain(ChainState):
-    """Per-chain state of the KMC steps."""
+    """Per-chain state of the KMC steps: the random walk (``random_walk``, whose metric is the
+    history's whitening) and the surrogate HMC move (``hmc``) with the surrogate's fit."""
 
-    rw_scale: RobbinsMonroScale | None = None
-    surrogate: Any = None
-    whitening: Whitening | None = None  # the surrogate's coordinates u = whitening.whiten(x)
-    rw_whitening: Whitening | None = None  # random-walk moves are x + s L ξ with L its factor
-    inv_mass: np.ndarray | None = None
-    wall_radius: float = math.inf
-    wall_stiffness: float = 0.0
-    #: _far_field_step_size_limit() of the current mass and wall (set with them at each selection)
-    far_field_step_size_limit: float = math.inf
-    step_size: float = math.nan
-    step_size_tuner: DualAveraging | JumpDistanceStepSize | WindowedTuner | None = None
-    max_n_steps: int = 0  # L of trajectory_tuning='bayesopt' (L_r ~ U{1..L})
+    hmc: SurrogateHMC | None = None
     lengthscale: float = math.nan
     regularization: float = math.nan
     last_fit_iteration: int = 0
@@ -114,6 +107,26 @@ class KMCChain(ChainState):
     evaluated_values: list | None = None  # evaluated while adapting, and its log densities
     precisions: np.ndarray | None = None  # surrogate="regression": the kernel's 1/ℓ_j²
     trend: PolynomialTrend | None = None  # surrogate="regression": its parametric part
+
+    surrogate = _of_hmc("surrogate", "The fitted surrogate (None before the first fit).")
+    whitening = _of_hmc("frame", "The surrogate's coordinates u = whitening.whiten(x).")
+    inv_mass = _of_hmc("inv_mass", "The diagonal inverse mass matrix of the trajectories.")
+    wall_radius = _of_hmc("wall_radius", "Radius of the confining wall (whitened).")
+    wall_stiffness = _of_hmc("wall_stiffness", "Stiffness of the confining wall.")
+    far_field_step_size_limit = _of_hmc("step_size_cap", "The largest step size allowed.")
+    step_size = _of_hmc("step_size", "The trajectories' step size.")
+    step_size_tuner = _of_hmc("tuner", "The step-size (or (ε, L)) tuner.")
+    max_n_steps = _of_hmc("max_n_steps", "L of trajectory_tuning='bayesopt' (L_r ~ U{1..L}).")
+
+    @property
+    def rw_whitening(self) -> Whitening:
+        """The history's whitening: the random walk's metric, in which jumps are measured."""
+        return self.random_walk.metric
+
+    @rw_whitening.setter
+    def rw_whitening(self, value: Whitening) -> None:
+        self.random_walk.metric = value
+        self.hmc.jump_metric = value
 
 
 class _KMC(KernelStep):
@@ -281,6 +294,8 @@ class _KMC(KernelStep):
     def setup_chain(self, rng, tune: int, draws: int) -> None:
         self._tune_length = int(tune)
         super().setup_chain(rng, tune, draws)
+        if not self.tune:
+            self.chain.hmc.freeze()
         # seeded from a copy of the chain's generator: the chain's own stream is not advanced
         self.chain.energy_rng = np.random.default_rng(copy.deepcopy(self.rng).integers(2**63))
         if self.warm_history is not None:
@@ -299,12 +314,9 @@ class _KMC(KernelStep):
 
     def _new_chain(self) -> KMCChain:
         chain = KMCChain(history=ChainHistory(self.dim))
-        chain.rw_scale = RobbinsMonroScale.within(
-            _RW_FACTOR / math.sqrt(self.dim), SCALE_RANGE, target=0.234
-        )
-        chain.whitening = Whitening.identity(self.dim)
+        chain.random_walk = RandomWalk.optimal(self.dim, SCALE_RANGE, target=0.234)
+        chain.hmc = SurrogateHMC(self.dim, self.n_steps_range, self.step_size_jitter)
         chain.rw_whitening = Whitening.identity(self.dim)
-        chain.inv_mass = np.ones(self.dim)
         chain.next_selection_size = self.min_history
         return chain
 
@@ -313,55 +325,24 @@ class _KMC(KernelStep):
         self.chain.rw_whitening = Whitening.diagonal(self.chain.start_scales)
 
     # ------------------------------------------------------------------ transition
-    def _propose(self, x):
+    def _propose(self, x) -> tuple[Proposal, dict]:
         chain = self.chain
-        coordinate_move = self._maybe_coordinate_move(x, learned=chain.surrogate is not None)
+        coordinate_move = self._maybe_coordinate_move(x, learned=chain.hmc.ready)
         if coordinate_move is not None:
             return coordinate_move
-        if chain.surrogate is None or self.rng.uniform() < self.random_walk_probability:
-            step = chain.rw_scale.scale * self.rng.standard_normal(self.dim)
-            proposal = x + chain.rw_whitening.chol @ step
-            return proposal, 0.0, {"surrogate": False, "n_steps": 0, "step_size": math.nan}
-        step_size = chain.step_size
-        if isinstance(chain.step_size_tuner, WindowedTuner):  # paper 003's L_r ~ U{1..L}
-            n_steps = int(self.rng.integers(1, chain.max_n_steps + 1))
-        else:
-            if self.tune and isinstance(chain.step_size_tuner, JumpDistanceStepSize):
-                step_size = chain.step_size_tuner.propose(self.rng)
-            jitter = self.step_size_jitter
-            step_size *= 1.0 + jitter * (2.0 * self.rng.uniform() - 1.0)
-            low, high = self.n_steps_range
-            n_steps = int(self.rng.integers(low, high + 1))
-        step_size = min(step_size, chain.far_field_step_size_limit)
-        momentum = self.rng.standard_normal(self.dim) / np.sqrt(chain.inv_mass)
-        position_white, momentum_new = chain.surrogate.leapfrog(
-            chain.whitening.whiten(x),
-            momentum,
-            step_size,
-            n_steps,
-            chain.inv_mass,
-            chain.wall_radius,
-            chain.wall_stiffness,
-            self._abort_radius(),
-        )
-        position = chain.whitening.unwhiten(position_white)
-        kinetic_start = kinetic_energy(momentum, chain.inv_mass)
-        kinetic_end = kinetic_energy(momentum_new, chain.inv_mass)
-        log_correction = kinetic_start - kinetic_end
-        if not math.isfinite(log_correction):
-            log_correction = -math.inf
-        return (
-            position,
-            log_correction,
-            {
-                "surrogate": True,
-                "n_steps": n_steps,
-                "step_size": step_size,
-                "squared_jump": self._squared_jump(position, x),
-                "kinetic_start": kinetic_start,
-                "kinetic_end": kinetic_end,
-            },
-        )
+        if not chain.hmc.ready or self.rng.uniform() < self.random_walk_probability:
+            info = {"surrogate": False, "n_steps": 0, "step_size": math.nan}
+            return chain.random_walk.propose(self.rng, x), info
+        proposal = chain.hmc.propose(self.rng, x)
+        trajectory = proposal.extra
+        info = {
+            "surrogate": True,
+            "n_steps": trajectory.n_steps,
+            "step_size": trajectory.step_size,
+            "kinetic_start": trajectory.kinetic_start,
+            "kinetic_end": trajectory.kinetic_end,
+        }
+        return proposal, info
 
     def _transition_stats(self, info):
         chain = self.chain
@@ -400,11 +381,6 @@ class _KMC(KernelStep):
             kinetic = 0.5 * self.dim
         return -chain.current_logp + kinetic
 
-    def _squared_jump(self, position, x) -> float:
-        """Squared jump in the history's metric (whitened by its covariance)."""
-        jump = self.chain.rw_whitening.whiten(position) - self.chain.rw_whitening.whiten(x)
-        return float(jump @ jump)
-
     def _recent_history(self) -> np.ndarray:
         """The most recent half of the history: what the chain has learned, without the
         initial transient."""
@@ -417,16 +393,13 @@ class _KMC(KernelStep):
         if chain.warm_started or chain.accepted_moves >= min_accepted_moves(self.dim):
             chain.rw_whitening = Whitening.from_points(
                 self._recent_history(),
-                fallback_variance=self._fallback_variance(chain.rw_scale.scale),
+                fallback_variance=self._fallback_variance(chain.random_walk.scale.scale),
                 min_variance=self._variance_floor(),
             )
 
     # ------------------------------------------------------------------ adaptation
-    def _adapt(self, x, accept_prob, info):
+    def _adapt(self, x, accept_prob, proposal, info):
         chain = self.chain
-        coordinate_move = self._adapt_coordinate(info, accept_prob)
-        if not info["surrogate"] and not coordinate_move:
-            chain.rw_scale.update(accept_prob)
         if chain.surrogate is None:
             if len(chain.history) % 50 == 0:
                 self._update_rw_whitening()
@@ -437,19 +410,6 @@ class _KMC(KernelStep):
             ):
                 info["refit"] = True
             return
-        tuner = chain.step_size_tuner
-        if info["surrogate"] and tuner is not None and self.tune:
-            if isinstance(tuner, WindowedTuner):
-                squared_jump = info["squared_jump"]
-                tuner.record(self.rng, accept_prob * squared_jump)
-                chain.step_size, chain.max_n_steps = tuner.parameters
-            elif isinstance(tuner, JumpDistanceStepSize):
-                squared_jump = info["squared_jump"]
-                chain.step_size = tuner.update(
-                    accept_prob * squared_jump if math.isfinite(squared_jump) else 0.0
-                )
-            else:
-                chain.step_size = tuner.update(accept_prob)
         if len(chain.history) >= chain.next_selection_size:
             info["refit"] = self._fit(x, select=True)
         elif self._update_surrogate(x):
@@ -457,6 +417,7 @@ class _KMC(KernelStep):
 
     def _on_stop_tuning(self):
         chain = self.chain
+        chain.hmc.freeze()
         if isinstance(chain.step_size_tuner, DualAveraging):
             chain.step_size = chain.step_size_tuner.final_step_size
         tuner = chain.step_size_tuner
@@ -469,10 +430,8 @@ class _KMC(KernelStep):
 
     def _abort_radius(self) -> float:
         """Trajectories leaving the ball of this radius (whitened) are rejected without
-        evaluating the model: twice the wall's radius, at least ``10√d`` (inf without a wall,
-        ``confine=False``)."""
-        floor = _MIN_ABORT_RADIUS_PER_ROOT_DIM * math.sqrt(self.dim)
-        return max(_ABORT_MARGIN * self.chain.wall_radius, floor)
+        evaluating the model (see :attr:`SurrogateHMC.abort_radius`)."""
+        return self.chain.hmc.abort_radius
 
     def _far_field_step_size_limit(self) -> float:
         """The largest step size allowed: a margin below the leapfrog's stability limit
