@@ -21,7 +21,7 @@ $(STAMP): pyproject.toml
 	echo "Using $$PYTHON"; \
 	env $$PYTHON -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e ".[test,bench,examples]"
+	$(PY) -m pip install --quiet -e ".[test,bench,examples,distributed]"
 	@touch $(STAMP)
 
 venv: $(STAMP)

@@ -91,6 +91,17 @@ def test_core_never_imports_pymc_or_pytensor():
         assert not bad, f"{path.relative_to(ROOT)} imports {bad}"
 
 
+def test_only_the_distributed_module_imports_dask():
+    """Dask is an optional extra: nothing else in the package may need it."""
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if (PACKAGE / "distributed") in path.parents:
+            continue
+        bad = sorted(
+            n for n in _imported_modules(path) if n.split(".")[0] in ("dask", "distributed")
+        )
+        assert not bad, f"{path.relative_to(ROOT)} imports {bad}"
+
+
 def test_the_harness_files_stay_under_600_lines():
     for path in sorted((PACKAGE / "bench").rglob("*.py")):
         lines = len(path.read_text().splitlines())

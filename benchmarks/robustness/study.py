@@ -81,7 +81,10 @@ def main(argv=None) -> None:
         df.to_csv(args.runs_dir / f"{name}.csv.gz", index=False)
         print(f"{name}: {time.time() - start:.0f} s", flush=True)
     if args.report:
-        frames = [pd.read_csv(path) for path in sorted(args.runs_dir.glob("*.csv.gz"))]
+        frames = [
+            pd.read_csv(path, dtype={"git_commit": str})  # "14e5781" is not a float
+            for path in sorted(args.runs_dir.glob("*.csv.gz"))
+        ]
         args.page.write_text(robustness_page(pd.concat(frames, ignore_index=True)))
         print(f"wrote {args.page}")
 

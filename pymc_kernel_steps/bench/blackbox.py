@@ -82,7 +82,9 @@ def likelihood_function(model: pm.Model, *, mode=None) -> _SplitLikelihood:
     return _SplitLikelihood(function, shapes)
 
 
-def black_box(model: pm.Model, *, finite_differences: bool = False, cost: float = 0.0):
+def black_box(
+    model: pm.Model, *, finite_differences: bool = False, cost: float = 0.0, sleep: bool = False
+):
     """A twin of ``model`` whose likelihood is one counted black box.
 
     Parameters
@@ -93,6 +95,9 @@ def black_box(model: pm.Model, *, finite_differences: bool = False, cost: float 
         costing ``2 d`` counted evaluations, ``d`` the number of scalar free values.
     cost : float
         Seconds added to every evaluation (busy wait), to emulate an expensive likelihood.
+    sleep : bool
+        Spend ``cost`` sleeping instead (see :class:`~.targets.CountingLogp`): a few cores then
+        stand in for many workers of a cluster.
 
     Returns
     -------
@@ -116,7 +121,7 @@ def black_box(model: pm.Model, *, finite_differences: bool = False, cost: float 
     twin = model_from_fgraph(FunctionGraph(outputs=kept, clone=False), mutate_fgraph=True)
     likelihood = likelihood_function(model)
     op_class = FiniteDifferenceLogp if finite_differences else CountingLogp
-    op = op_class(likelihood, cost=cost, name=LIKELIHOOD_NAME)
+    op = op_class(likelihood, cost=cost, sleep=sleep, name=LIKELIHOOD_NAME)
     for name, value in chosen.items():
         twin.set_initval(twin[name], value)
     with twin:

@@ -12,11 +12,13 @@ the draws' kernel is untouched; they cost ``count × length`` of the tuning eval
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from .adaptation import RobbinsMonroScale
+from .moves import RandomWalk
+from .whitening import Whitening
 
 __all__ = ["Scouts"]
 
@@ -39,6 +41,8 @@ class Scouts:
         Iterations done so far (all walks together).
     coordinate_scales : np.ndarray or None
         ``(dim,)`` diagonal of ``D`` (None: the identity).
+    walk : RandomWalk
+        The move of every walk (its scale is ``scale``, its metric ``D``).
     """
 
     positions: np.ndarray
@@ -47,6 +51,13 @@ class Scouts:
     length: int
     iterations: int = 0
     coordinate_scales: np.ndarray | None = None
+    walk: RandomWalk = field(init=False)
+
+    def __post_init__(self):
+        metric = None
+        if self.coordinate_scales is not None:
+            metric = Whitening.diagonal(self.coordinate_scales)
+        self.walk = RandomWalk(self.scale, metric)
 
     @classmethod
     def start(
@@ -96,9 +107,7 @@ class Scouts:
 
     def propose(self, rng: np.random.Generator) -> np.ndarray:
         """A random-walk proposal from the current position of the walk whose turn it is."""
-        x = self.positions[self.turn]
-        step = self.scale.scale * rng.standard_normal(x.shape[0])
-        return x + (step if self.coordinate_scales is None else self.coordinate_scales * step)
+        return self.walk.propose(rng, self.positions[self.turn]).x
 
     def update(
         self, proposal, log_density: float, rng: np.random.Generator

@@ -30,7 +30,7 @@ from rich.table import Column
 
 from ..core.adaptation import RobbinsMonroScale, adaptation_probability
 from ..core.history import ChainHistory
-from ..core.moves import CoordinateWalk, Proposal, RandomWalk, optimal_scale
+from ..core.moves import CoordinateWalk, Mixture, Move, Proposal, RandomWalk, optimal_scale
 from ..core.scouting import Scouts
 from ..core.start_scales import conditional_scales
 from ..core.whitening import Whitening
@@ -45,6 +45,7 @@ __all__ = [
     "require_int",
     "require_positive",
     "require_real",
+    "TuningData",
 ]
 
 #: consecutive rejections after which a chain counts as stuck in the end-of-sampling check
@@ -138,6 +139,52 @@ def require_positive(name: str, value) -> None:
         raise ValueError(f"`{name}` must be a positive finite number, got {value!r}.")
 
 
+@dataclass(frozen=True)
+class TuningData:
+    """What a chain learns its proposal from while tuning, as pooled tuning shares it.
+
+    :meth:`KernelStep.tuning_data` exports a chain's own; :meth:`KernelStep.absorb_tuning_data`
+    gives a chain the other chains' (``pymc_kernel_steps.distributed.sample(pooled_tuning=True)``
+    does both between windows of tuning iterations).
+
+    Attributes
+    ----------
+    states : ndarray, shape (n, d)
+        The most recent half of the chain's history, in the step's coordinates.
+    points : ndarray, shape (m, d)
+        Where the chain evaluated the model's log density while tuning, for the steps that fit
+        a surrogate to evaluations (``KMCLite``'s regression surrogate); empty for the others.
+    log_densities : ndarray, shape (m,)
+        The log densities at ``points``.
+    """
+
+    states: np.ndarray
+    points: np.ndarray
+    log_densities: np.ndarray
+
+    @classmethod
+    def concatenate(cls, parts, dim: int) -> TuningData:
+        """The data of every chain in ``parts`` together (checked: ``dim`` columns)."""
+        parts = list(parts)
+        for part in parts:
+            if not isinstance(part, TuningData):
+                raise TypeError(f"expected TuningData, got {type(part).__name__}")
+            points = np.asarray(part.points)
+            if np.shape(part.states)[1:] != (dim,) or points.shape[1:] != (dim,):
+                raise ValueError(
+                    f"tuning data of dimension {np.shape(part.states)[1:]} for a step of "
+                    f"dimension {dim}"
+                )
+            if np.shape(part.log_densities) != points.shape[:1]:
+                raise ValueError("tuning data: one log density per point expected")
+        empty = np.empty((0, dim))
+        return cls(
+            np.concatenate([empty, *(np.asarray(p.states, float) for p in parts)]),
+            np.concatenate([empty, *(np.asarray(p.points, float) for p in parts)]),
+            np.concatenate([np.empty(0), *(np.asarray(p.log_densities, float) for p in parts)]),
+        )
+
+
 @dataclass
 class ChainState:
     """Everything that belongs to one chain; reset by ``setup_chain``.
@@ -177,6 +224,41 @@ class ChainState:
     #: each coordinate's conditional scale at the chain's start: the frame of the first
     #: random-walk moves, the coordinate moves and the scouts (None: not measured, unit scales)
     start_scales: np.ndarray | None = None
+    #: the other chains' tuning data (pooled tuning), learned from with the chain's own
+    pooled: TuningData | None = None
+
+
+@dataclass
+class Transition:
+    """What one iteration did, for the step's adaptation and its sample stats.
+
+    Attributes
+    ----------
+    proposal : Proposal
+        The proposal and the move that made it.
+    context : object
+        What the step noted when it proposed (for example CKAM's position in its cycle), typed
+        by the step; None for most.
+    accepted : bool
+    accept_prob : float
+        ``min(1, exp(log_accept_ratio))``.
+    log_accept_ratio : float
+        −inf for a proposal rejected without evaluating the model.
+    refit : bool
+        The step refitted what its proposals learn from (surrogate, sub-sample) this iteration.
+    """
+
+    proposal: Proposal
+    context: Any
+    accepted: bool
+    accept_prob: float
+    log_accept_ratio: float
+    refit: bool = False
+
+    @property
+    def degenerate(self) -> bool:
+        """Rejected without evaluating the model (a non-finite proposal or correction)."""
+        return not self.proposal.evaluated
 
 
 @dataclass_state
@@ -465,27 +547,82 @@ class KernelStep(ArrayStepShared):
     def _new_chain(self) -> ChainState:
         return ChainState(history=ChainHistory(self.dim))
 
+    # ------------------------------------------------------------------ pooled tuning
+    #: whether the step learns from other chains' tuning data (:meth:`absorb_tuning_data`)
+    pools_tuning_data: ClassVar[bool] = False
+
+    def tuning_data(self) -> TuningData:
+        """This chain's own tuning data so far (never what it absorbed from other chains)."""
+        history = self.chain.history
+        points, values = self._own_evaluations()
+        return TuningData(history.points[len(history) // 2 :].copy(), points, values)
+
+    def absorb_tuning_data(self, others) -> None:
+        """Learn the proposal from other chains' tuning data as well as this chain's own.
+
+        From the next fit of the proposal on, the step learns from the union of its chain's
+        data and ``others`` (a sequence of :class:`TuningData`), which replaces what an earlier
+        call gave. Only while tuning: the kernel frozen at the end of tuning is a fixed
+        Metropolis–Hastings kernel, so the draws stay exact.
+
+        Raises
+        ------
+        TypeError
+            The step does not pool tuning data (``pools_tuning_data`` is False).
+        ValueError
+            ``adapt_after_tuning=True`` (adaptation never ends, so neither would the other
+            chains' influence), or the data's dimension is not the step's.
+        RuntimeError
+            Tuning is over.
+        """
+        name = type(self).__name__
+        if not self.pools_tuning_data:
+            raise TypeError(f"{name} does not learn from other chains' tuning data.")
+        if self.adapt_after_tuning:
+            raise ValueError(
+                f"{name}(adapt_after_tuning=True) cannot pool tuning data: its adaptation, and "
+                "with it the other chains' influence, never ends."
+            )
+        if not self.tune:
+            raise RuntimeError(f"{name}: tuning is over; the frozen kernel takes no new data.")
+        self.chain.pooled = TuningData.concatenate(others, self.dim)
+        self._on_absorb()
+
+    def _own_evaluations(self) -> tuple[np.ndarray, np.ndarray]:
+        """The chain's evaluations recorded for a surrogate (none by default)."""
+        return np.empty((0, self.dim)), np.empty(0)
+
+    def _on_absorb(self) -> None:
+        """Hook: other chains' tuning data arrived (e.g. schedule a refit)."""
+
+    def _tuning_states_subsample(self, size: int) -> np.ndarray:
+        """A uniform sub-sample of at most ``size`` of the most recent half of the history,
+        with the other chains' states when tuning is pooled."""
+        history = self.chain.history
+        pooled = self.chain.pooled
+        if pooled is None or len(pooled.states) == 0:
+            return history.subsample(self.rng, size, start=len(history) // 2)
+        states = np.concatenate([history.points[len(history) // 2 :], pooled.states])
+        if size >= len(states):
+            return states
+        return states[np.sort(self.rng.choice(len(states), size=size, replace=False))]
+
     # ------------------------------------------------------------------ coordinate-wise moves
     #: share of tuning iterations spent on single-coordinate moves, before and after the
-    #: learned proposal starts (subclasses that use them call :meth:`_maybe_coordinate_move`)
+    #: learned proposal starts (subclasses that use them build :meth:`_with_coordinate_moves`)
     coordinate_share_early: ClassVar[float] = 0.5
     coordinate_share_late: ClassVar[float] = 0.1
 
-    def _maybe_coordinate_move(self, x, learned: bool) -> tuple[Proposal, dict] | None:
-        """During tuning, with some probability, a single-coordinate random-walk move (an exact
-        MH move) whose acceptance tunes that coordinate's scale; None otherwise."""
-        if not self.tune:
-            return None
-        share = self.coordinate_share_late if learned else self.coordinate_share_early
-        if self.rng.uniform() >= share:
-            return None
-        chain = self.chain
+    def _with_coordinate_moves(self, chain: ChainState, move: Move, learned: bool) -> Mixture:
+        """The tuning phase's mixture of ``move`` and single-coordinate random-walk moves (exact
+        MH moves whose acceptance tunes each coordinate's scale), in the share for before
+        (``learned=False``) or after the learned proposal starts."""
         if chain.coordinate is None:
-            chain.coordinate = CoordinateWalk(
-                self.dim, optimal_scale(self.dim) * self._start_frame()
-            )
-        info = {"random_walk": True, "surrogate": False, "n_steps": 0, "step_size": math.nan}
-        return chain.coordinate.propose(self.rng, x), info
+            # in the start's units once they are known (else `_on_start_scales` sets them)
+            start = 1.0 if chain.start_scales is None else chain.start_scales
+            chain.coordinate = CoordinateWalk(self.dim, optimal_scale(self.dim) * start)
+        share = self.coordinate_share_late if learned else self.coordinate_share_early
+        return Mixture([(chain.coordinate, share), (move, 1.0 - share)])
 
     def _variance_floor(self):
         coordinate = self.chain.coordinate
@@ -646,6 +783,8 @@ class KernelStep(ArrayStepShared):
         chain = self.chain
         if chain.random_walk is not None:
             chain.random_walk.metric = Whitening.diagonal(chain.start_scales)
+        if chain.coordinate is not None and chain.coordinate.scales is None:
+            chain.coordinate.initial_scale = optimal_scale(self.dim) * chain.start_scales
 
     def _start_frame(self) -> np.ndarray:
         """``chain.start_scales``, or unit scales before they are measured."""
@@ -658,14 +797,15 @@ class KernelStep(ArrayStepShared):
         return (scale * self._start_frame()) ** 2
 
     # ------------------------------------------------------------------ the transition
-    def _propose(self, x: np.ndarray) -> tuple[Proposal, dict]:  # pragma: no cover
+    def _propose(self, x: np.ndarray) -> tuple[Proposal, Any]:  # pragma: no cover
+        """A proposal from ``x``, and what the step notes about it (:attr:`Transition.context`)."""
         raise NotImplementedError
 
-    def _adapt(self, x: np.ndarray, accept_prob: float, proposal: Proposal, info: dict) -> None:
+    def _adapt(self, x: np.ndarray, transition: Transition) -> None:
         """Update the step's adaptation state after a transition to ``x`` (only called while
         adapting, after the move that proposed has adapted itself)."""
 
-    def _transition_stats(self, info: dict) -> dict:
+    def _transition_stats(self, transition: Transition) -> dict:
         """Sampler-specific stats of this iteration."""
         return {}
 
@@ -691,7 +831,7 @@ class KernelStep(ArrayStepShared):
             return self._scout(q0)
         logp_current, evaluations = self._current_logp(x)
 
-        proposal, info = self._propose(x)
+        proposal, context = self._propose(x)
         logp_nan = False
         if proposal.evaluated:
             logp_proposal = self._evaluate_logp(proposal.x, q0.point_map_info)
@@ -706,11 +846,9 @@ class KernelStep(ArrayStepShared):
                 chain.aborted_trajectories += 1
             else:
                 chain.degenerate_proposals += 1
-            info["degenerate"] = True
         chain.nan_log_densities += logp_nan
         if math.isnan(log_ratio):
             log_ratio = -math.inf
-        info["log_accept_ratio"] = log_ratio
         accept_prob = math.exp(min(0.0, log_ratio))
         accepted = math.log(self.rng.uniform()) < log_ratio
         if accepted:
@@ -718,23 +856,24 @@ class KernelStep(ArrayStepShared):
             chain.current_logp = logp_proposal
         else:
             x_new = x
-        info["accepted"] = accepted
         chain.current_point = np.array(x_new, copy=True)
         chain.history.append(x_new)
         chain.iteration += 1
         self._track_rejections(accepted)
         proposal.move.record(proposal, x, accepted, accept_prob)
+        transition = Transition(proposal, context, accepted, accept_prob, log_ratio)
         if self._adapting():
             proposal.move.update(proposal, x, accept_prob, self.rng)
-            self._adapt(x_new, accept_prob, proposal, info)
+            self._adapt(x_new, transition)
             chain.adaptation_iteration += 1
 
-        return self._result(q0, accept_prob, accepted, evaluations, logp_nan, info)
+        return self._result(q0, transition, evaluations, logp_nan)
 
-    def _result(self, q0, accept_prob, accepted, evaluations, logp_nan, info):
+    def _result(self, q0, transition: Transition, evaluations: int, logp_nan: bool):
         """The new state and this iteration's sample stats."""
         chain = self.chain
-        transition_stats = self._transition_stats(info)
+        accept_prob, accepted = transition.accept_prob, transition.accepted
+        transition_stats = self._transition_stats(transition)
         self._count_divergence(transition_stats.get("diverging", False))
         stats = {
             "accept": accept_prob,
@@ -765,12 +904,12 @@ class KernelStep(ArrayStepShared):
             )
         scouts = chain.scouts
         walk = scouts.turn
-        proposal = scouts.propose(self.rng)
-        logp_proposal = self._evaluate_logp(proposal, q0.point_map_info)
+        proposal = Proposal(scouts.propose(self.rng), 0.0, scouts.walk)
+        logp_proposal = self._evaluate_logp(proposal.x, q0.point_map_info)
         evaluations += 1
         logp_nan = math.isnan(logp_proposal)
         chain.nan_log_densities += logp_nan
-        accepted, accept_prob, log_ratio = scouts.update(proposal, logp_proposal, self.rng)
+        accepted, accept_prob, log_ratio = scouts.update(proposal.x, logp_proposal, self.rng)
         if scouts.done:
             chain.current_point, chain.current_logp = scouts.best()
             # the step's own random walk (every step with scouts has one) starts at their scale
@@ -780,14 +919,8 @@ class KernelStep(ArrayStepShared):
             chain.current_logp = float(scouts.log_densities[walk])
         chain.iteration += 1
         self._track_rejections(accepted)
-        info = {
-            "random_walk": True,
-            "surrogate": False,
-            "n_steps": 0,
-            "step_size": math.nan,
-            "log_accept_ratio": log_ratio,
-        }
-        return self._result(q0, accept_prob, accepted, evaluations, logp_nan, info)
+        transition = Transition(proposal, None, accepted, accept_prob, log_ratio)
+        return self._result(q0, transition, evaluations, logp_nan)
 
     # ------------------------------------------------------------------ health of the chain
     def _track_rejections(self, accepted: bool) -> None:

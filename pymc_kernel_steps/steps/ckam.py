@@ -95,6 +95,15 @@ class CKAMChain(ChainState):
     nu0: float = math.nan
 
 
+@dataclass(frozen=True)
+class CyclePosition:
+    """Where in its cycle an iteration proposed: the phase, the cycle and the move's scale."""
+
+    exploring: bool
+    cycle: int
+    scale: float
+
+
 def default_cycle_length(total_iterations: int, minimum: int) -> int:
     """Default ``T_c``: about 20 cycles per chain, at most 1000 iterations (the paper's value),
     at least ``minimum`` (what the exploration phase needs)."""
@@ -423,7 +432,7 @@ class CKAM(KernelStep):
         return chain
 
     # ------------------------------------------------------------------ proposals
-    def _propose(self, x) -> tuple[Proposal, dict]:
+    def _propose(self, x) -> tuple[Proposal, CyclePosition]:
         """The move of the cycle's phase: the random walk until the cycle's history is long
         enough, then the exploration pattern (KAM, blind jumps, mode hop); in the sampling
         phase a mixture, chosen independently of ``x``, of a mode hop (probability
@@ -433,34 +442,33 @@ class CKAM(KernelStep):
         ``q(y | x) = q(x | y)`` and the Metropolis ratio ``π(y)/π(x)`` is exact."""
         chain = self.chain
         k = chain.position
-        info = {"exploring": k < chain.n_explore, "cycle": chain.cycle}
         if k >= chain.n_explore:
             chain.walk.scale = ckam_sampling_scale(k, chain.cycle_length, chain.nu0)
             proposal = chain.sampling.propose(self.rng, x)
-            info["scale"] = chain.walk.scale
+            scale = chain.walk.scale
         elif not chain.kam.ready:
             proposal = chain.random_walk.propose(self.rng, x)
-            info["scale"] = chain.random_walk.scale.scale
+            scale = chain.random_walk.scale.scale
         else:
             proposal = chain.exploration.propose(self.rng, x)
             if proposal.move is chain.jump:
-                info["scale"] = proposal.extra
+                scale = proposal.extra
             elif proposal.move is chain.hop:
-                info["scale"] = 1.0
+                scale = 1.0
             else:
-                info["scale"] = math.sqrt(chain.kam.nu2_scale.scale)
-        info["kind"] = proposal.kind
-        return proposal, info
+                scale = math.sqrt(chain.kam.nu2_scale.scale)
+        return proposal, CyclePosition(k < chain.n_explore, chain.cycle, scale)
 
     # ------------------------------------------------------------------ schedule and adaptation
     def _adapting(self) -> bool:
         """Always: the cycles, and the adaptation of their exploration, are the method."""
         return True
 
-    def _adapt(self, x, accept_prob, proposal, info):
+    def _adapt(self, x, transition):
         """Refresh the exploration's sub-sample, freeze the sampling proposal, advance the cycle
         position (every iteration, tuning or not)."""
         chain = self.chain
+        proposal = transition.proposal
         if proposal.move is chain.kam:
             chain.kam_moves += 1
             if chain.kam_moves % self.refresh_interval == 0:
@@ -604,12 +612,13 @@ class CKAM(KernelStep):
         chain.sampling_hop.archive_size = archive
         chain.sampling_jump.chol = chain.jump.chol if self.jump_scale > 0 else None
 
-    def _transition_stats(self, info):
+    def _transition_stats(self, transition):
+        position = transition.context
         return {
-            "exploring": bool(info["exploring"]),
-            "cycle": int(info["cycle"]),
-            "scale": float(info["scale"]),
-            "jump": info["kind"] in _JUMP_KINDS,
+            "exploring": position.exploring,
+            "cycle": position.cycle,
+            "scale": float(position.scale),
+            "jump": transition.proposal.kind in _JUMP_KINDS,
         }
 
 

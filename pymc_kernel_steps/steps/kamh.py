@@ -10,7 +10,7 @@ import numpy as np
 from ..core.adaptation import RobbinsMonroScale
 from ..core.history import ChainHistory
 from ..core.kernels import GaussianKernel, Kernel, LinearKernel, median_lengthscale
-from ..core.moves import RW_FACTOR, KAMMove, Proposal, RandomWalk
+from ..core.moves import RW_FACTOR, KAMMove, Mixture, Proposal, RandomWalk
 from ..core.proposals import kamh_feature_covariance
 from ..core.whitening import Whitening
 from .base import (
@@ -49,6 +49,9 @@ class KAMHChain(ChainState):
     """Per-chain state of :class:`KAMH`."""
 
     kam: KAMMove | None = None  # the KAMH phase's proposal (random walk before its first fit)
+    #: the tuning phase's mixtures of single-coordinate moves and the random walk, or KAM
+    tuning_random_walk: Mixture | None = None
+    tuning_kam: Mixture | None = None
     whitening: Whitening | None = None  # with whiten, the KAM move acts on whitening.whiten(x)
     candidates: list | None = None  # kernels tried during tuning (default kernel only)
     candidate_nu2_scales: list | None = None  # one Robbins–Monro ν² per candidate kernel
@@ -159,6 +162,8 @@ class KAMH(KernelStep):
     """
 
     name = "kamh"
+    #: pooled tuning: the other chains' states enter the sub-sample the kernel is learned from
+    pools_tuning_data = True
     #: coordinate-wise tuning moves after the learned proposal starts (fewer than KMC's: on the
     #: 2-d banana more of them cost KAMH mixing)
     coordinate_share_late = 0.05
@@ -238,6 +243,8 @@ class KAMH(KernelStep):
         chain = KAMHChain(history=ChainHistory(self.dim))
         chain.random_walk = RandomWalk.optimal(self.dim, SCALE_RANGE, target=self.target_accept)
         chain.kam = KAMMove(self.dim, fixed_nu2=self.fixed_nu2)
+        chain.tuning_random_walk = self._with_coordinate_moves(chain, chain.random_walk, False)
+        chain.tuning_kam = self._with_coordinate_moves(chain, chain.kam, True)
         chain.whitening = Whitening.identity(self.dim)
         return chain
 
@@ -252,23 +259,30 @@ class KAMH(KernelStep):
             chain.kam.nu2_scale = chain.candidate_nu2_scales[index]
         chain.kam.forget_cache()  # cached for another kernel
 
-    def _propose(self, x) -> tuple[Proposal, dict]:
+    def _propose(self, x) -> tuple[Proposal, None]:
+        """The random walk until the first fit, then the KAM move; while tuning, mixed with
+        single-coordinate moves."""
         chain = self.chain
-        coordinate_move = self._maybe_coordinate_move(x, learned=chain.kam.ready)
-        if coordinate_move is not None:
-            return coordinate_move
-        if not chain.kam.ready:
-            return chain.random_walk.propose(self.rng, x), {"random_walk": True}
+        if chain.kam.ready:
+            move = chain.tuning_kam.choose(self.rng) if self.tune else chain.kam
+        else:
+            move = chain.tuning_random_walk.choose(self.rng) if self.tune else chain.random_walk
+        if move is chain.kam:
+            self._choose_candidate()
+        return move.propose(self.rng, x), None
 
+    def _choose_candidate(self) -> None:
+        """While tuning, the lengthscale candidate of this KAM move, drawn independently of the
+        state (a mixture of MH moves), until the best is frozen."""
+        chain = self.chain
         if self.tune and chain.candidates is not None and not chain.candidate_frozen:
             if self._tune_length and chain.iteration >= CANDIDATE_SEARCH_SHARE * self._tune_length:
                 self._freeze_best_candidate()  # the rest of tuning adapts ν² for it alone
             else:
                 # a mixture of MH moves: the kernel is chosen independently of the state
                 self._use_candidate(int(self.rng.integers(len(chain.candidates))))
-        return chain.kam.propose(self.rng, x), {"random_walk": False}
 
-    def _transition_stats(self, info):
+    def _transition_stats(self, transition):
         chain = self.chain
         kernel = chain.kam.kernel if chain.kam.kernel is not None else self.kernel
         lengthscale = getattr(kernel, "lengthscale", math.nan) if kernel is not None else math.nan
@@ -282,8 +296,9 @@ class KAMH(KernelStep):
         }
 
     # ------------------------------------------------------------------ adaptation
-    def _adapt(self, x, accept_prob, proposal, info):
+    def _adapt(self, x, transition):
         chain = self.chain
+        proposal, accept_prob = transition.proposal, transition.accept_prob
         if not chain.kam.ready:
             if len(
                 chain.history
@@ -331,8 +346,7 @@ class KAMH(KernelStep):
         """Redraw the sub-sample (from the most recent half of the history), the whitening, the
         default kernel's lengthscale and the absolute γ."""
         chain = self.chain
-        history = chain.history
-        subsample = history.subsample(self.rng, self.subsample_size, start=len(history) // 2)
+        subsample = self._tuning_states_subsample(self.subsample_size)
         if np.all(subsample == subsample[0]):
             # A stuck chain (e.g. on a lucky pseudo-marginal estimate): the recent history holds
             # one state, where the kernel's features vanish and ν² would be rescaled without

@@ -15,7 +15,7 @@ from ..core.bayesopt import SearchBox, WindowedTuner
 from ..core.history import ChainHistory
 from ..core.integrators import kinetic_energy
 from ..core.kernels import GaussianKernel, median_lengthscale
-from ..core.moves import Proposal, RandomWalk, SurrogateHMC
+from ..core.moves import Mixture, Proposal, RandomWalk, SurrogateHMC
 from ..core.regression import (
     TRENDS,
     PolynomialTrend,
@@ -95,6 +95,11 @@ class KMCChain(ChainState):
     history's whitening) and the surrogate HMC move (``hmc``) with the surrogate's fit."""
 
     hmc: SurrogateHMC | None = None
+    #: after the first fit: the random walk (``random_walk_probability``) or a trajectory
+    learned: Mixture | None = None
+    #: the tuning phase's mixtures with single-coordinate moves, before and after the first fit
+    tuning_random_walk: Mixture | None = None
+    tuning_learned: Mixture | None = None
     lengthscale: float = math.nan
     regularization: float = math.nan
     last_fit_iteration: int = 0
@@ -316,56 +321,54 @@ class _KMC(KernelStep):
         chain = KMCChain(history=ChainHistory(self.dim))
         chain.random_walk = RandomWalk.optimal(self.dim, SCALE_RANGE, target=0.234)
         chain.hmc = SurrogateHMC(self.dim, self.n_steps_range, self.step_size_jitter)
+        p = self.random_walk_probability
+        chain.learned = Mixture([(chain.random_walk, p), (chain.hmc, 1.0 - p)])
+        chain.tuning_random_walk = self._with_coordinate_moves(chain, chain.random_walk, False)
+        chain.tuning_learned = self._with_coordinate_moves(chain, chain.learned, True)
         chain.rw_whitening = Whitening.identity(self.dim)
         chain.next_selection_size = self.min_history
         return chain
 
     def _on_start_scales(self) -> None:
-        # the random-walk moves act in the start's frame until the history gives one
+        super()._on_start_scales()
+        # the random-walk moves (and the jumps' metric) act in the start's frame until the
+        # history gives one
         self.chain.rw_whitening = Whitening.diagonal(self.chain.start_scales)
 
     # ------------------------------------------------------------------ transition
-    def _propose(self, x) -> tuple[Proposal, dict]:
+    def _propose(self, x) -> tuple[Proposal, None]:
+        """The random walk until the first fit, then the mixture of random walk and surrogate
+        trajectory; while tuning, mixed with single-coordinate moves."""
         chain = self.chain
-        coordinate_move = self._maybe_coordinate_move(x, learned=chain.hmc.ready)
-        if coordinate_move is not None:
-            return coordinate_move
-        if not chain.hmc.ready or self.rng.uniform() < self.random_walk_probability:
-            info = {"surrogate": False, "n_steps": 0, "step_size": math.nan}
-            return chain.random_walk.propose(self.rng, x), info
-        proposal = chain.hmc.propose(self.rng, x)
-        trajectory = proposal.extra
-        info = {
-            "surrogate": True,
-            "n_steps": trajectory.n_steps,
-            "step_size": trajectory.step_size,
-            "kinetic_start": trajectory.kinetic_start,
-            "kinetic_end": trajectory.kinetic_end,
-        }
-        return proposal, info
+        if chain.hmc.ready:
+            kernel = chain.tuning_learned if self.tune else chain.learned
+        else:
+            kernel = chain.tuning_random_walk if self.tune else chain.random_walk
+        return kernel.choose(self.rng).propose(self.rng, x), None
 
-    def _transition_stats(self, info):
+    def _transition_stats(self, transition):
         chain = self.chain
-        log_ratio = info.get("log_accept_ratio", -math.inf)
+        proposal, log_ratio = transition.proposal, transition.log_accept_ratio
+        trajectory = proposal.extra if proposal.move is chain.hmc else None
         # As NUTS's `diverging` (which ArviZ's plots and PyMC's checks read): a trajectory whose
         # true energy is non-finite (it left the support, the model was NaN there, or the
         # integration blew up), or any proposal rejected without evaluating the model.
-        diverging = bool(info.get("degenerate", False)) or (
-            bool(info["surrogate"]) and not math.isfinite(log_ratio)
+        diverging = transition.degenerate or (
+            trajectory is not None and not math.isfinite(log_ratio)
         )
         return {
             "diverging": diverging,
-            "step_size": info["step_size"],
-            "n_steps": info["n_steps"],
+            "step_size": math.nan if trajectory is None else trajectory.step_size,
+            "n_steps": 0 if trajectory is None else trajectory.n_steps,
             "energy_error": -log_ratio if math.isfinite(log_ratio) else math.inf,
-            "energy": self._energy(info),
+            "energy": self._energy(transition, trajectory),
             "n_history": len(chain.history),
-            "refit": info.get("refit", False),
-            "surrogate": info["surrogate"],
+            "refit": transition.refit,
+            "surrogate": trajectory is not None,
             "lengthscale": chain.lengthscale,
         }
 
-    def _energy(self, info) -> float:
+    def _energy(self, transition, trajectory) -> float:
         """The Hamiltonian ``−log π(x) + ½ pᵀM⁻¹p`` of the state after this iteration, as
         PyMC's HMC reports it (``az.plot_energy`` and the BFMI read it): after a trajectory the
         end momentum if it was accepted, the initial one if not. An iteration without a
@@ -373,8 +376,8 @@ class _KMC(KernelStep):
         fresh draw from ``N(0, M)``: its kinetic energy is ``½ χ²_d``, drawn from a generator of
         its own so that the draws do not depend on this stat."""
         chain = self.chain
-        if "kinetic_start" in info:
-            kinetic = info["kinetic_end"] if info.get("accepted") else info["kinetic_start"]
+        if trajectory is not None:
+            kinetic = trajectory.kinetic_end if transition.accepted else trajectory.kinetic_start
         elif chain.energy_rng is not None:
             kinetic = 0.5 * float(chain.energy_rng.chisquare(self.dim))
         else:  # pragma: no cover - setup_chain always runs first under pm.sample
@@ -398,22 +401,24 @@ class _KMC(KernelStep):
             )
 
     # ------------------------------------------------------------------ adaptation
-    def _adapt(self, x, accept_prob, proposal, info):
+    def _adapt(self, x, transition):
         chain = self.chain
         if chain.surrogate is None:
             if len(chain.history) % 50 == 0:
                 self._update_rw_whitening()
+            pooled_states = 0 if chain.pooled is None else len(chain.pooled.states)
             if (
-                len(chain.history) >= max(self.min_history, chain.next_selection_size)
+                len(chain.history) + pooled_states
+                >= max(self.min_history, chain.next_selection_size)
                 and chain.accepted_moves >= min_accepted_moves(self.dim)
                 and self._fit(x, select=True)
             ):
-                info["refit"] = True
+                transition.refit = True
             return
         if len(chain.history) >= chain.next_selection_size:
-            info["refit"] = self._fit(x, select=True)
+            transition.refit = self._fit(x, select=True)
         elif self._update_surrogate(x):
-            info["refit"] = True
+            transition.refit = True
 
     def _on_stop_tuning(self):
         chain = self.chain
@@ -927,8 +932,20 @@ class KMCLite(_KMC):
         )
 
     def _training_points(self):
-        history = self.chain.history
-        return history.subsample(self.rng, self.subsample_size, start=len(history) // 2)
+        return self._tuning_states_subsample(self.subsample_size)
+
+    # pooled tuning: the other chains' states and evaluations enter the next selection and fit
+    pools_tuning_data = True
+
+    def _own_evaluations(self) -> tuple[np.ndarray, np.ndarray]:
+        chain = self.chain
+        if chain.evaluated_points is None:
+            return super()._own_evaluations()
+        return chain.evaluated_points.points.copy(), np.asarray(chain.evaluated_values, float)
+
+    def _on_absorb(self) -> None:
+        if self.chain.surrogate is not None:  # select and fit again at the next iteration
+            self.chain.next_selection_size = len(self.chain.history)
 
     # surrogate="regression": the log densities evaluated while adapting are the training data
     def _new_chain(self) -> KMCChain:
@@ -1025,9 +1042,13 @@ class KMCLite(_KMC):
         """The informative evaluations (points, log densities), at most
         ``_REGRESSION_POINTS_PER_CENTRE × subsample_size`` of them."""
         chain = self.chain
+        points, values = chain.evaluated_points.points, np.asarray(chain.evaluated_values)
+        if chain.pooled is not None:
+            points = np.concatenate([points, chain.pooled.points])
+            values = np.concatenate([values, chain.pooled.log_densities])
         return informative_evaluations(
-            chain.evaluated_points.points,
-            np.asarray(chain.evaluated_values),
+            points,
+            values,
             self.rng,
             _REGRESSION_POINTS_PER_CENTRE * self.subsample_size,
         )

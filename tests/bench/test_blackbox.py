@@ -74,6 +74,23 @@ def test_every_likelihood_evaluation_is_counted_and_has_no_gradient():
         twin.compile_dlogp()
 
 
+def test_a_sleeping_cost_takes_the_time_but_leaves_the_core_free():
+    """``sleep=True`` waits as long as busy-waiting would, on no CPU (what lets a few cores
+    stand in for the workers of a cluster)."""
+    import time
+
+    twin = black_box(posteriordb.model("arK-arK"), cost=0.05, sleep=True)
+    logp = twin.compile_logp()
+    point = twin.initial_point()
+    logp(point)
+    wall, cpu = time.perf_counter(), time.process_time()
+    for _ in range(4):
+        logp(point)
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    assert wall >= 0.2
+    assert cpu < 0.1, cpu
+
+
 def test_finite_differences_match_the_gradient_and_cost_two_d():
     model = posteriordb.model("eight_schools-eight_schools_noncentered")
     twin = black_box(model, finite_differences=True)

@@ -127,15 +127,15 @@ def test_sampling_phase_detailed_balance_with_fixed_scale_and_sigma():
     increments = []
     for _ in range(3000):
         x = rng.multivariate_normal(CORRELATED_MEAN, CORRELATED_COV)
-        proposal, info = step._propose(x)
+        proposal, where = step._propose(x)
         y, log_correction = proposal.x, proposal.log_correction
-        assert chain.position == position and info["scale"] == nu
+        assert chain.position == position and where.scale == nu
         forward = logp(y) - logp(x) + log_correction
         frozen = logp(y) - logp(x) + gaussian_logpdf(x, y, chol) - gaussian_logpdf(y, x, chol)
         backward = logp(x) - logp(y) + gaussian_logpdf(y, x, chol) - gaussian_logpdf(x, y, chol)
         np.testing.assert_allclose(forward, frozen, atol=1e-9)
         np.testing.assert_allclose(forward, -backward, atol=1e-9)
-        if info["kind"] == "cosine_walk":  # (hops and jumps: see the mixture test below)
+        if proposal.kind == "cosine_walk":  # (hops and jumps: see the mixture test below)
             increments.append(y - x)
     assert len(increments) > 1500
     # the random-walk component really is N(x, ν² Σ): whitened increments are standard normal
@@ -189,9 +189,9 @@ def test_sampling_phase_mixture_is_symmetric_and_proposes_what_it_says():
     moves = {"cosine_walk": 0, "mode_hop": 0, "blind_jump": 0}
     for i in range(4000):
         x = rng.multivariate_normal(CORRELATED_MEAN, CORRELATED_COV)
-        proposal, info = step._propose(x)
+        proposal, where = step._propose(x)
         y, log_correction = proposal.x, proposal.log_correction
-        moves[info["kind"]] += 1
+        moves[proposal.kind] += 1
         assert log_correction == 0.0
         if i < 60:
             forward = _sampling_mixture_logpdf(step, x, y)
@@ -206,9 +206,9 @@ def test_sampling_phase_mixture_is_symmetric_and_proposes_what_it_says():
     shifts = (archive[:, None, :] - archive[None, :, :])[~np.eye(40, dtype=bool)]
     x = CORRELATED_MEAN.copy()
     for _ in range(200):
-        proposal, info = step._propose(x)
+        proposal, where = step._propose(x)
         y = proposal.x
-        if info["kind"] == "mode_hop":
+        if proposal.kind == "mode_hop":
             nearest = np.min(np.linalg.norm(y - x - shifts, axis=1))
             assert nearest < 6 * chain.kam.gamma_abs * math.sqrt(step.dim)
 

@@ -41,8 +41,12 @@ class CountingLogp(Op):
         ``logp_fn(x: np.ndarray) -> float`` for a 1-d float64 ``x``. Use a module-level function
         or a :func:`functools.partial` of one so that the ``Op`` pickles with plain ``pickle``.
     cost : float
-        Artificial cost in seconds added to every call by busy-waiting (default 0), to emulate an
-        expensive likelihood.
+        Artificial cost in seconds added to every call (default 0), to emulate an expensive
+        likelihood: busy-waiting, or sleeping with ``sleep=True``.
+    sleep : bool
+        Spend ``cost`` in :func:`time.sleep` rather than busy-waiting: an evaluation that waits on
+        something else (a remote simulator) and leaves the core free, so that a few cores can
+        stand in for a cluster of workers (default False).
     name : str, optional
         Shown when the graph is printed.
 
@@ -68,13 +72,23 @@ class CountingLogp(Op):
     ``perform`` for the other linkers (CVM, Python); see the module notes for their speeds.
     """
 
-    def __init__(self, logp_fn: Callable[[np.ndarray], float], *, cost: float = 0.0, name=None):
+    def __init__(
+        self,
+        logp_fn: Callable[[np.ndarray], float],
+        *,
+        cost: float = 0.0,
+        sleep: bool = False,
+        name=None,
+    ):
         if not callable(logp_fn):
             raise TypeError(f"logp_fn must be callable, got {type(logp_fn).__name__}")
         if not (cost >= 0.0 and math.isfinite(cost)):
             raise ValueError(f"cost must be a finite number of seconds >= 0, got {cost!r}")
+        if not isinstance(sleep, bool):
+            raise TypeError(f"sleep must be True or False, got {sleep!r}")
         self.logp_fn = logp_fn
         self.cost = float(cost)
+        self.sleep = sleep
         self.name = name or getattr(logp_fn, "__name__", None) or type(logp_fn).__name__
         self.n_calls = 0
         self.seconds = 0.0
@@ -92,12 +106,20 @@ class CountingLogp(Op):
         start = time.perf_counter()
         self.n_calls += 1
         value = float(self.logp_fn(x))
-        if self.cost > 0.0:
-            deadline = start + self.cost
-            while time.perf_counter() < deadline:
-                pass
+        self._spend_cost(start)
         self.seconds += time.perf_counter() - start
         return value
+
+    def _spend_cost(self, start: float) -> None:
+        """Wait until ``cost`` seconds have passed since ``start`` (sleeping or busy)."""
+        deadline = start + self.cost
+        if self.sleep:
+            remaining = deadline - time.perf_counter()
+            if remaining > 0.0:
+                time.sleep(remaining)
+            return
+        while time.perf_counter() < deadline:
+            pass
 
     def make_node(self, x) -> Apply:
         x = pt.as_tensor_variable(x)
@@ -127,7 +149,7 @@ class NoisyCountingLogp(CountingLogp):
     ----------
     logp_fn : callable
         ``logp_fn(x: np.ndarray, noise: np.ndarray) -> float``.
-    cost, name
+    cost, sleep, name
         As for :class:`CountingLogp`.
     """
 
@@ -139,10 +161,7 @@ class NoisyCountingLogp(CountingLogp):
         start = time.perf_counter()
         self.n_calls += 1
         value = float(self.logp_fn(x, noise))
-        if self.cost > 0.0:
-            deadline = start + self.cost
-            while time.perf_counter() < deadline:
-                pass
+        self._spend_cost(start)
         self.seconds += time.perf_counter() - start
         return value
 

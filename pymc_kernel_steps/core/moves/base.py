@@ -107,6 +107,11 @@ class Move:
         mixtures and cycles pass an unready move's turn on."""
         return True
 
+    def choose(self, rng: np.random.Generator) -> Move:
+        """The move that makes the next proposal: this one (a mixture or cycle chooses one of
+        its components, drawing what it needs from ``rng``)."""
+        return self
+
     def propose(self, rng: np.random.Generator, x: np.ndarray) -> Proposal:  # pragma: no cover
         raise NotImplementedError
 

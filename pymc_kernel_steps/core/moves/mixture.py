@@ -54,14 +54,14 @@ class Mixture(Move):
         self._thresholds = [*thresholds, math.inf]
 
     def choose(self, rng: np.random.Generator) -> Move:
-        """The component that proposes next."""
+        """The move that proposes next (a component's own choice if it is a mixture)."""
         if len(self.moves) == 1:
-            return self.moves[0]
+            return self.moves[0].choose(rng)
         u = rng.uniform()
         for move, threshold in zip(self.moves, self._thresholds, strict=True):
             if u < threshold and move.ready:
-                return move
-        return self.moves[-1]
+                return move.choose(rng)
+        return self.moves[-1].choose(rng)
 
     def propose(self, rng: np.random.Generator, x: np.ndarray) -> Proposal:
         return self.choose(rng).propose(rng, x)
@@ -99,13 +99,14 @@ class Cycle(Move):
         """The next proposal comes from the pattern's first move."""
         self.index = 0
 
-    def choose(self) -> Move:
+    def choose(self, rng: np.random.Generator) -> Move:
+        """The move of the pattern's next slot (the fallback if it is not ready)."""
         move = self.pattern[self.index % len(self.pattern)]
         self.index += 1
-        return move if move.ready else self.fallback
+        return (move if move.ready else self.fallback).choose(rng)
 
     def propose(self, rng: np.random.Generator, x: np.ndarray) -> Proposal:
-        return self.choose().propose(rng, x)
+        return self.choose(rng).propose(rng, x)
 
     def freeze(self) -> None:
         super().freeze()
