@@ -15,7 +15,6 @@ import numpy as np
 from pymc.blocking import DictToArrayBijection, RaveledVars
 from pymc.exceptions import SamplingError
 from pymc.model import modelcontext
-from pymc.pytensorf import compile as pm_compile_fastmath
 from pymc.pytensorf import join_nonshared_inputs, make_shared_replacements, reseed_rngs
 from pymc.stats.convergence import SamplerWarning
 from pymc.step_methods.arraystep import ArrayStepShared
@@ -29,9 +28,11 @@ from ..core.adaptation import RobbinsMonroScale, adaptation_probability
 from ..core.history import ChainHistory
 from ..core.moves import CoordinateWalk, Mixture, Move, Proposal, optimal_scale
 from ..core.scouting import Scouts
-from ._health import end_of_chain_warning
+from ._compile import pm_compile
+from ._health import MIN_ACCEPTED_PER_PARAMETER, end_of_chain_warning
 from ._history_input import states_from
 from ._pooling import PooledTuning
+from ._start import StartScales
 from ._state import ChainState, KernelStepState, Transition, TuningData
 from ._threads import single_threaded_blas
 from ._validation import require_bool, require_int, require_positive, require_real
@@ -60,24 +61,6 @@ SCOUT_SHARE = 0.1
 SCOUT_SCALE_RANGE = 1e4
 
 
-def pm_compile(*args, **kwargs):
-    """:func:`pymc.pytensorf.compile` without numba's fast-math flags.
-
-    PyTensor's numba backend compiles with ``reassoc`` and ``contract`` by default, and then a
-    function compiled in a fresh process (an empty PyTensor cache) and the same function loaded
-    from the cache by the next process round differently in the last bit (measured: a model's
-    log density ``-0x1.fe2fb4cb2544cp+2`` against ``...544bp+2``); a Metropolis chain amplifies
-    that into different draws, so the first run on a machine did not reproduce. Without those
-    flags every process computes the same values (tested in a fresh cache directory against a
-    filled one); PyTensor keys its cache by the flag, so these functions never share cached code
-    with fast-math ones.
-    """
-    import pytensor
-
-    with pytensor.config.change_flags(numba__fastmath=False):
-        return pm_compile_fastmath(*args, **kwargs)
-
-
 def _sampling_chain_index() -> int | None:
     """The index of the chain PyMC is sampling, read from its sampling loop's frame (best
     effort, for error messages: PyMC does not tell a step which chain it runs)."""
@@ -97,7 +80,7 @@ class LogDensityError(RuntimeError):
     """The model's log density failed (raised, or returned +inf) at a point a step proposed."""
 
 
-class KernelStep(PooledTuning, ArrayStepShared):
+class KernelStep(StartScales, PooledTuning, ArrayStepShared):
     """Base class of the step methods in this package (not used directly).
 
     Subclasses implement :meth:`_new_chain`, :meth:`_propose` and :meth:`_adapt`, and may extend
@@ -293,7 +276,9 @@ class KernelStep(PooledTuning, ArrayStepShared):
         MH moves whose acceptance tunes each coordinate's scale), in the share for before
         (``learned=False``) or after the learned proposal starts."""
         if chain.coordinate is None:
-            chain.coordinate = CoordinateWalk(self.dim)
+            # in the start's units once they are known (else `_on_start_scales` sets them)
+            start = 1.0 if chain.start_scales is None else chain.start_scales
+            chain.coordinate = CoordinateWalk(self.dim, optimal_scale(self.dim) * start)
         share = self.coordinate_share_late if learned else self.coordinate_share_early
         return Mixture([(chain.coordinate, share), (move, 1.0 - share)])
 
@@ -392,13 +377,15 @@ class KernelStep(PooledTuning, ArrayStepShared):
         ):
             return chain.current_logp, 0
         value = self._evaluate_logp(x, self._point_map_info)
+        evaluations = 1
         if chain.current_point is None:  # the chain's first point
             self._check_start(x, value)
+            evaluations += self._measure_start_scales(x, value)
         chain.current_logp = value if not math.isnan(value) else -math.inf
         chain.current_point = x.copy()
         if self.shared:
             self._snapshot_outside()
-        return chain.current_logp, 1
+        return chain.current_logp, evaluations
 
     # ------------------------------------------------------------------ the transition
     def _propose(self, x: np.ndarray) -> tuple[Proposal, Any]:  # pragma: no cover
@@ -503,7 +490,9 @@ class KernelStep(PooledTuning, ArrayStepShared):
             logp_start, evaluations = self._current_logp(q0.data)
             scale = RobbinsMonroScale.within(optimal_scale(self.dim), SCOUT_SCALE_RANGE)
             length = chain.scout_iterations // self.scouts
-            chain.scouts = Scouts.start(q0.data, logp_start, self.scouts, length, scale)
+            chain.scouts = Scouts.start(
+                q0.data, logp_start, self.scouts, length, scale, chain.start_scales
+            )
         scouts = chain.scouts
         walk = scouts.turn
         proposal = Proposal(scouts.propose(self.rng), 0.0, scouts.walk)
@@ -551,6 +540,10 @@ class KernelStep(PooledTuning, ArrayStepShared):
     #: what to do about `diverging` draws, for the steps that emit the stat (PyMC's check then
     #: advises "Increase `target_accept`", which is NUTS's advice); None: no such stat
     divergence_advice: ClassVar[str | None] = None
+
+    #: accepted moves per parameter after tuning below which a chain is reported (None: no such
+    #: check, for a step whose accepted moves each travel across the posterior)
+    min_accepted_per_parameter: ClassVar[float | None] = MIN_ACCEPTED_PER_PARAMETER
 
     #: stats a user should look at when the chain is stuck (subclasses name their own)
     stuck_chain_stats: ClassVar[tuple[str, ...]] = ("accept", "accepted", "logp_evals")
