@@ -61,7 +61,7 @@ $(BENCH_STAMP): $(STAMP) pyproject.toml
 # the ODE (5-10 ms per evaluation) 100 minutes, the glass GP (6-40 ms) several hours; run those
 # with OMP_NUM_THREADS=1. BENCH_ARGS="--cores 2" runs two targets at a time.
 bench: $(BENCH_STAMP)
-	$(PY) benchmarks/compare.py --verbose --csv $(BENCH_ARGS)
+	$(PY) benchmarks/compare/compare.py --verbose --csv $(BENCH_ARGS)
 
 # The yardstick: the posteriordb suite (15 posteriors as black boxes, our samplers against SMC,
 # emcee, DEMetropolisZ and NUTS on finite differences; budget 10,000, 10 runs each), then its page
@@ -79,9 +79,9 @@ bench-quick: $(BENCH_STAMP)
 		--budget 2000 --replicates 3 --runs-dir bench-output/quick \
 		--report --page bench-output/quick/posteriordb.md
 
-# Within-run ESS per evaluation and per second (the older benchmark, benchmarks/run.py).
+# Within-run ESS per evaluation and per second (the older benchmark, benchmarks/within_run/run.py).
 bench-within: $(STAMP)
-	$(PY) benchmarks/run.py
+	$(PY) benchmarks/within_run/run.py
 
 # Re-execute every example notebook (examples/*.py, jupytext percent format) at full size and save
 # its outputs to the paired .ipynb, one at a time (1-4 minutes each on one core).

@@ -1,7 +1,7 @@
 """The main job of ``make demo``: sample the 8-d banana with our samplers, PyMC's DEMetropolisZ and
 NUTS, and print the comparison; then redraw the figure of accuracy per evaluation on the banana
-from the benchmark's runs (``--runs``, the tidy frame ``benchmarks/compare.py`` writes) and say
-where. Run from a source checkout, ``--runs`` defaults to the committed runs the checkout's
+from the benchmark's runs (``--runs``, the tidy frame ``benchmarks/compare/compare.py`` writes)
+and say where. Run from a source checkout, ``--runs`` defaults to the committed runs the checkout's
 ``pyproject.toml`` names (``[tool.pymc-kernel-steps] demo-runs``); an installed package
 refers to no file outside itself.
 
@@ -126,7 +126,7 @@ def write_benchmark_figure(runs: Path, out: Path) -> Path | None:
     if runs is None:
         print(
             "\n(no figure: no benchmark runs given; run from a source checkout or pass --runs "
-            "<banana-runs.csv.gz written by benchmarks/compare.py --csv>)"
+            "<banana-runs.csv.gz written by benchmarks/compare/compare.py --csv>)"
         )
         return None
     runs = Path(runs)
@@ -158,7 +158,8 @@ def main(argv=None) -> str:
         "--runs",
         type=Path,
         default=None,
-        help="the banana benchmark's runs (benchmarks/compare.py --csv) to draw the figure from "
+        help="the banana benchmark's runs (benchmarks/compare/compare.py --csv) to draw the "
+        "figure from "
         "(default: the committed runs, when run from a source checkout)",
     )
     args = parser.parse_args(argv)
@@ -197,7 +198,7 @@ def main(argv=None) -> str:
                 "\nThe within-run ESS above is what one run shows; it cannot see a chain that has "
                 "not yet reached the banana's arms. The benchmark measures accuracy against the "
                 "exact moments over 10 independent runs per sampler at 12,000 counted evaluations "
-                f"(benchmarks/compare.py; its runs: {runs}). Its figure, the README's: "
+                f"(benchmarks/compare/compare.py; its runs: {runs}). Its figure, the README's: "
                 f"{figure.resolve()}"
             )
     return table

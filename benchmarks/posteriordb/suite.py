@@ -95,13 +95,16 @@ def main(argv=None) -> None:
         df["git_commit"] = _git_commit()
         path = args.runs_dir / f"{name}.csv.gz"
         if args.samplers and path.exists():
-            earlier = pd.read_csv(path)
+            earlier = pd.read_csv(path, dtype={"git_commit": str})
             earlier = earlier[~earlier["sampler"].isin(args.samplers)]
             df = pd.concat([earlier, df], ignore_index=True)
         df.to_csv(path, index=False)
         print(f"{name}: {time.time() - start:.0f} s", flush=True)
     if args.report:
-        frames = [pd.read_csv(path) for path in sorted(args.runs_dir.glob("*.csv.gz"))]
+        frames = [
+            pd.read_csv(path, dtype={"git_commit": str})
+            for path in sorted(args.runs_dir.glob("*.csv.gz"))
+        ]
         write_suite_page(pd.concat(frames, ignore_index=True), args.page)
         print(f"wrote {args.page}")
 

@@ -20,20 +20,22 @@ STATISTICS = ("mean", "second_moment")
 
 
 def _arviz_diagnostics(draws: np.ndarray) -> dict[str, np.ndarray]:
-    """Rank-normalised bulk/tail ESS and R-hat of x and x² for draws ``(chain, draw, k)``."""
-    from arviz import ess, rhat
+    """Rank-normalised bulk/tail ESS and R-hat of x and x², and the Monte Carlo standard error
+    of their means, for draws ``(chain, draw, k)``."""
+    from arviz import ess, mcse, rhat
 
     k = draws.shape[-1]
     out = {}
     if draws.shape[1] < 4:
         nan = np.full(2 * k, math.nan)
-        return {"ess_bulk": nan, "ess_tail": nan, "r_hat": nan}
+        return {"ess_bulk": nan, "ess_tail": nan, "r_hat": nan, "mcse": nan}
     both = np.concatenate([draws, draws**2], axis=-1)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         out["ess_bulk"] = np.asarray(ess(both, method="bulk"), dtype=float)
         out["ess_tail"] = np.asarray(ess(both, method="tail", prob=(0.05, 0.95)), dtype=float)
         out["r_hat"] = np.asarray(rhat(both, method="rank"), dtype=float)
+        out["mcse"] = np.asarray(mcse(both, method="mean"), dtype=float)
     return out
 
 
@@ -107,6 +109,7 @@ def _tidy(specs, runs, seeds, labels, ref, budget, replicates, keep_draws) -> pd
                         "ess_bulk": within["ess_bulk"],
                         "ess_tail": within["ess_tail"],
                         "r_hat": within["r_hat"],
+                        "mcse": within["mcse"],
                         "ess_bulk_pooled": pooled["ess_bulk"],
                         "ess_tail_pooled": pooled["ess_tail"],
                         "r_hat_pooled": pooled["r_hat"],

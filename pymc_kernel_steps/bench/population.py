@@ -119,6 +119,54 @@ def _smc_twin(model, prior_scale: float):
     return twin, to_posterior
 
 
+#: rounds of prior draws :func:`prior_population` makes before giving up
+PRIOR_POPULATION_ROUNDS = 20
+
+
+def prior_population(model, particles: int, random_seed=None) -> dict[str, np.ndarray]:
+    """``particles`` draws from the prior of ``model``'s free variables, as values of its value
+    variables (transformed), ignoring the variables' ``initval``.
+
+    ``pm.sample_smc`` (PyMC 6.4) starts every particle of a variable that has an ``initval`` at
+    that value instead of drawing it from the prior: its IMH kernel then never moves that
+    variable. This population is drawn from the prior. A draw outside a transform's support
+    (an unordered draw of an ``ordered`` variable) is rejected: the model's prior is the prior
+    restricted to that support, and rejection samples it exactly.
+
+    Raises
+    ------
+    ValueError
+        If :data:`PRIOR_POPULATION_ROUNDS` rounds of ``particles`` draws give too few valid ones.
+    """
+    import pymc as pm
+    from pymc.initial_point import make_initial_point_expression
+
+    expression = make_initial_point_expression(
+        free_rvs=model.free_RVs,
+        rvs_to_transforms=model.rvs_to_transforms,
+        initval_strategies={},
+        default_strategy="prior",
+        return_transformed=True,
+    )
+    names = [model.rvs_to_values[rv].name for rv in model.free_RVs]
+    rng = np.random.default_rng(random_seed)
+    kept: dict[str, list] = {name: [] for name in names}
+    valid = 0
+    for _ in range(PRIOR_POPULATION_ROUNDS):
+        n = max(2, int(particles))
+        values = pm.draw(expression, draws=n, random_seed=rng)
+        finite = np.all([np.isfinite(v.reshape(n, -1)).all(axis=1) for v in values], axis=0)
+        for name, value in zip(names, values, strict=True):
+            kept[name].append(value[finite])
+        valid += int(finite.sum())
+        if valid >= particles:
+            return {name: np.concatenate(parts)[:particles] for name, parts in kept.items()}
+    raise ValueError(
+        f"model: {valid} of {PRIOR_POPULATION_ROUNDS * particles} prior draws lie in the "
+        "support of the variables' transforms; too few for an SMC population"
+    )
+
+
 def _smc_kernel():
     from pymc.smc.kernels import IMH
 
@@ -178,6 +226,10 @@ def run_smc(
     sampled = model
     if _has_improper_prior(model):
         sampled, to_posterior = _smc_twin(model, prior_scale)
+    if any(value is not None for value in sampled.rvs_to_initial_values.values()):
+        # PyMC's SMC would start every particle at the initval: a population from the prior
+        seed = np.random.SeedSequence(random_seed).spawn(1)[0]
+        kernel_kwargs = {**kernel_kwargs, "start": prior_population(sampled, particles, seed)}
     with sampled:
         idata = pm.sample_smc(
             draws=int(particles),

@@ -513,6 +513,8 @@ def compare_samplers(
         ``ess_err`` and ``ess_err_per_1000`` (per sampler, statistic and coordinate: over the
         replicates, ``Var_π(f) / MSE`` and that per 1000 mean measured evaluations),
         ``ess_bulk``, ``ess_tail``, ``r_hat`` (ArviZ, within the replicate, of ``f``),
+        ``mcse`` (ArviZ's Monte Carlo standard error of the replicate's estimate; NaN for SMC,
+        whose particles are not a chain),
         ``ess_bulk_pooled``, ``ess_tail_pooled``, ``r_hat_pooled`` (ArviZ with every chain of
         every replicate of the sampler as one multi-chain run: R-hat then sees replicates that
         disagree), ``evaluations`` (measured), ``counted`` (implied by the kind), ``budget``,

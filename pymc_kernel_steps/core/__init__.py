@@ -19,6 +19,7 @@ from .bayesopt import (
     gp_predict,
     ucb_beta,
 )
+from .differential_evolution import SNOOKER_SCALE, de_jump, de_scale, snooker_jump
 from .history import ChainHistory
 from .hmc import (
     HamiltonianState,
@@ -42,13 +43,26 @@ from .kernels import (
     RationalQuadraticKernel,
     median_lengthscale,
 )
+from .move_weights import JumpRateWeights
+from .moves import (
+    RW_FACTOR,
+    CoordinateWalk,
+    Cycle,
+    KAMMove,
+    Mixture,
+    Move,
+    MoveTally,
+    Proposal,
+    RandomWalk,
+    kamh_propose,
+    optimal_scale,
+)
 from .proposals import (
     cholesky_or_nan,
     gaussian_logpdf,
     gaussian_random_walk,
     kamh_covariance,
     kamh_feature_covariance,
-    kamh_propose,
     smallest_scale,
 )
 from .regression import (
@@ -77,6 +91,16 @@ from .scouting import Scouts
 from .whitening import Whitening
 
 __all__ = [
+    "RW_FACTOR",
+    "CoordinateWalk",
+    "Cycle",
+    "KAMMove",
+    "Mixture",
+    "Move",
+    "MoveTally",
+    "Proposal",
+    "RandomWalk",
+    "optimal_scale",
     "AnnealedUCB",
     "ChainHistory",
     "CoordinateScales",
@@ -86,6 +110,7 @@ __all__ = [
     "GaussianProcessFit",
     "HamiltonianState",
     "JumpDistanceStepSize",
+    "JumpRateWeights",
     "Kernel",
     "LinearKernel",
     "LiteScoreEstimator",
@@ -94,6 +119,7 @@ __all__ = [
     "PolynomialTrend",
     "RegressionSurrogate",
     "RobbinsMonroScale",
+    "SNOOKER_SCALE",
     "Scouts",
     "SearchBox",
     "Whitening",
@@ -103,6 +129,8 @@ __all__ = [
     "ckam_nu0",
     "ckam_sampling_scale",
     "cycle_position",
+    "de_jump",
+    "de_scale",
     "default_hmc_box",
     "exploration_length",
     "exploration_probability",
@@ -132,5 +160,6 @@ __all__ = [
     "select_regression_hyperparameters",
     "select_trend",
     "smallest_scale",
+    "snooker_jump",
     "ucb_beta",
 ]

@@ -1,4 +1,5 @@
-"""Proposal math for kernel adaptive Metropolis–Hastings (paper 001) and Gaussian densities."""
+"""Proposal math for kernel adaptive Metropolis–Hastings (paper 001) and Gaussian densities
+(the proposal itself is :class:`~pymc_kernel_steps.core.moves.KAMMove`)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,6 @@ __all__ = [
     "gaussian_random_walk",
     "kamh_covariance",
     "kamh_feature_covariance",
-    "kamh_propose",
     "smallest_scale",
 ]
 
@@ -74,21 +74,6 @@ def _forward_substitution(lower, b):  # pragma: no cover - compiled
             acc -= lower[i, j] * out[j]
         out[i] = acc / lower[i, i]
     return out
-
-
-def kamh_propose(rng: np.random.Generator, x, Z, kernel: Kernel, gamma: float, nu2: float):
-    """Draw ``x* ~ N(x, R(x))`` and return it with the log proposal ratio.
-
-    Returns
-    -------
-    proposal : array, shape (d,)
-    log_proposal_ratio : float
-        ``log N(x; x*, R(x*)) − log N(x*; x, R(x))``, the Hastings correction.
-    """
-    x = np.asarray(x, dtype=float)
-    chol_here = cholesky_or_nan(kamh_covariance(x, Z, kernel, gamma, nu2))
-    chol_there_of = lambda y: cholesky_or_nan(kamh_covariance(y, Z, kernel, gamma, nu2))  # noqa: E731
-    return gaussian_random_walk(rng, x, chol_here, chol_there_of)
 
 
 def gaussian_random_walk(rng: np.random.Generator, x, chol_here, chol_there_of=None):

@@ -12,11 +12,12 @@ the draws' kernel is untouched; they cost ``count × length`` of the tuning eval
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from .adaptation import RobbinsMonroScale
+from .moves import RandomWalk
 
 __all__ = ["Scouts"]
 
@@ -37,6 +38,8 @@ class Scouts:
         Iterations of each walk.
     iterations : int
         Iterations done so far (all walks together).
+    walk : RandomWalk
+        The move of every walk (its scale is ``scale``).
     """
 
     positions: np.ndarray
@@ -44,6 +47,10 @@ class Scouts:
     scale: RobbinsMonroScale
     length: int
     iterations: int = 0
+    walk: RandomWalk = field(init=False)
+
+    def __post_init__(self):
+        self.walk = RandomWalk(self.scale)
 
     @classmethod
     def start(cls, x, log_density: float, count: int, length: int, scale: RobbinsMonroScale):
@@ -74,8 +81,7 @@ class Scouts:
 
     def propose(self, rng: np.random.Generator) -> np.ndarray:
         """A random-walk proposal from the current position of the walk whose turn it is."""
-        x = self.positions[self.turn]
-        return x + self.scale.scale * rng.standard_normal(x.shape[0])
+        return self.walk.propose(rng, self.positions[self.turn]).x
 
     def update(
         self, proposal, log_density: float, rng: np.random.Generator

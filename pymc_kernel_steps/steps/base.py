@@ -28,8 +28,9 @@ from pymc.vartypes import discrete_types
 from rich.progress import TextColumn
 from rich.table import Column
 
-from ..core.adaptation import CoordinateScales, RobbinsMonroScale, adaptation_probability
+from ..core.adaptation import RobbinsMonroScale, adaptation_probability
 from ..core.history import ChainHistory
+from ..core.moves import CoordinateWalk, Mixture, Move, Proposal, RandomWalk, optimal_scale
 from ..core.scouting import Scouts
 from ._threads import single_threaded_blas
 
@@ -206,11 +207,47 @@ class ChainState:
     #: (tuning or drawing), for the `accept_rate` stat
     accept_sum: float = 0.0
     accept_count: int = 0
-    coordinate_scales: CoordinateScales | None = None
+    #: the single-coordinate moves of the tuning phase (created at the first)
+    coordinate: CoordinateWalk | None = None
+    #: the step's own random walk, which restarts at the scale of the scouts
+    random_walk: RandomWalk | None = None
     scout_iterations: int = 0  # the first iterations of tuning that belong to the scouts
     scouts: Scouts | None = None
     #: the other chains' tuning data (pooled tuning), learned from with the chain's own
     pooled: TuningData | None = None
+
+
+@dataclass
+class Transition:
+    """What one iteration did, for the step's adaptation and its sample stats.
+
+    Attributes
+    ----------
+    proposal : Proposal
+        The proposal and the move that made it.
+    context : object
+        What the step noted when it proposed (for example CKAM's position in its cycle), typed
+        by the step; None for most.
+    accepted : bool
+    accept_prob : float
+        ``min(1, exp(log_accept_ratio))``.
+    log_accept_ratio : float
+        −inf for a proposal rejected without evaluating the model.
+    refit : bool
+        The step refitted what its proposals learn from (surrogate, sub-sample) this iteration.
+    """
+
+    proposal: Proposal
+    context: Any
+    accepted: bool
+    accept_prob: float
+    log_accept_ratio: float
+    refit: bool = False
+
+    @property
+    def degenerate(self) -> bool:
+        """Rejected without evaluating the model (a non-finite proposal or correction)."""
+        return not self.proposal.evaluated
 
 
 @dataclass_state
@@ -223,9 +260,10 @@ class KernelStep(ArrayStepShared):
     """Base class of the step methods in this package (not used directly).
 
     Subclasses implement :meth:`_new_chain`, :meth:`_propose` and :meth:`_adapt`, and may extend
-    ``stats_dtypes_shapes``. A proposal returns ``(x_new, log_correction, info)`` where
-    ``log_correction`` is added to ``log π(x_new) − log π(x)`` in the acceptance ratio (the
-    Hastings ratio of the proposal densities, or the kinetic-energy difference for HMC moves).
+    ``stats_dtypes_shapes``. :meth:`_propose` returns a
+    :class:`~pymc_kernel_steps.core.moves.Proposal` (whose ``log_correction`` is added to
+    ``log π(x*) − log π(x)`` in the acceptance ratio) and the iteration's info for the stats;
+    the move that made it records the outcome, and adapts while the step adapts.
 
     Parameters
     ----------
@@ -246,7 +284,7 @@ class KernelStep(ArrayStepShared):
         ``SCOUT_LENGTH`` iterations; skipped when together they would take more than
         ``SCOUT_SHARE`` of tuning, when the step does not sample every free variable, for a noisy
         (pseudo-marginal) log density, and after a warm start. A step that offers scouts keeps
-        its own random-walk scale in ``chain.rw_scale``; it restarts at the scouts' scale.
+        its own random walk in ``chain.random_walk``; it restarts at the scouts' scale.
     adapt_after_tuning : bool
         If False (default) adaptation stops at the end of tuning and the draws come from a fixed,
         exact Metropolis–Hastings kernel. If True adaptation continues through the draws with
@@ -560,42 +598,22 @@ class KernelStep(ArrayStepShared):
 
     # ------------------------------------------------------------------ coordinate-wise moves
     #: share of tuning iterations spent on single-coordinate moves, before and after the
-    #: learned proposal starts (subclasses that use them call :meth:`_maybe_coordinate_move`)
+    #: learned proposal starts (subclasses that use them build :meth:`_with_coordinate_moves`)
     coordinate_share_early: ClassVar[float] = 0.5
     coordinate_share_late: ClassVar[float] = 0.1
 
-    def _maybe_coordinate_move(self, x, learned: bool):
-        """During tuning, with some probability, a single-coordinate random-walk move (an exact
-        MH move) whose acceptance tunes that coordinate's scale; None otherwise."""
-        if not self.tune:
-            return None
+    def _with_coordinate_moves(self, chain: ChainState, move: Move, learned: bool) -> Mixture:
+        """The tuning phase's mixture of ``move`` and single-coordinate random-walk moves (exact
+        MH moves whose acceptance tunes each coordinate's scale), in the share for before
+        (``learned=False``) or after the learned proposal starts."""
+        if chain.coordinate is None:
+            chain.coordinate = CoordinateWalk(self.dim)
         share = self.coordinate_share_late if learned else self.coordinate_share_early
-        if self.rng.uniform() >= share:
-            return None
-        chain = self.chain
-        if chain.coordinate_scales is None:
-            chain.coordinate_scales = CoordinateScales(self.dim, 2.38 / math.sqrt(self.dim))
-        proposal, coordinate = chain.coordinate_scales.propose(self.rng, x)
-        info = {
-            "coordinate": coordinate,
-            "random_walk": True,
-            "surrogate": False,
-            "n_steps": 0,
-            "step_size": math.nan,
-        }
-        return proposal, 0.0, info
-
-    def _adapt_coordinate(self, info, accept_prob) -> bool:
-        """Tune the scale of a coordinate move; True if this iteration was one."""
-        coordinate = info.get("coordinate")
-        if coordinate is None:
-            return False
-        self.chain.coordinate_scales.update(coordinate, accept_prob)
-        return True
+        return Mixture([(chain.coordinate, share), (move, 1.0 - share)])
 
     def _variance_floor(self):
-        scales = self.chain.coordinate_scales
-        return None if scales is None else scales.variance_floor()
+        coordinate = self.chain.coordinate
+        return None if coordinate is None else coordinate.variance_floor()
 
     # ------------------------------------------------------------------ log density
     def _evaluate_logp(self, x: np.ndarray, point_map_info=None) -> float:
@@ -697,16 +715,15 @@ class KernelStep(ArrayStepShared):
         return chain.current_logp, 1
 
     # ------------------------------------------------------------------ the transition
-    def _propose(self, x: np.ndarray) -> tuple[np.ndarray, float, dict]:  # pragma: no cover
+    def _propose(self, x: np.ndarray) -> tuple[Proposal, Any]:  # pragma: no cover
+        """A proposal from ``x``, and what the step notes about it (:attr:`Transition.context`)."""
         raise NotImplementedError
 
-    def _record(self, x_new: np.ndarray, accepted: bool, info: dict) -> None:
-        """Hook called after every accept/reject decision (e.g. to keep caches in step)."""
+    def _adapt(self, x: np.ndarray, transition: Transition) -> None:
+        """Update the step's adaptation state after a transition to ``x`` (only called while
+        adapting, after the move that proposed has adapted itself)."""
 
-    def _adapt(self, x: np.ndarray, accept_prob: float, info: dict) -> None:
-        """Update adaptation state after a transition (only called while adapting)."""
-
-    def _transition_stats(self, info: dict) -> dict:
+    def _transition_stats(self, transition: Transition) -> dict:
         """Sampler-specific stats of this iteration."""
         return {}
 
@@ -732,49 +749,49 @@ class KernelStep(ArrayStepShared):
             return self._scout(q0)
         logp_current, evaluations = self._current_logp(x)
 
-        proposal, log_correction, info = self._propose(x)
+        proposal, context = self._propose(x)
         logp_nan = False
-        if np.all(np.isfinite(proposal)) and math.isfinite(log_correction):
-            logp_proposal = self._evaluate_logp(proposal, q0.point_map_info)
+        if proposal.evaluated:
+            logp_proposal = self._evaluate_logp(proposal.x, q0.point_map_info)
             evaluations += 1
             if math.isnan(logp_proposal):
                 logp_nan, logp_proposal = True, -math.inf
-            log_ratio = logp_proposal - logp_current + log_correction
+            log_ratio = logp_proposal - logp_current + proposal.log_correction
         else:  # a diverged trajectory or degenerate proposal: rejected without evaluating
             logp_proposal = -math.inf
             log_ratio = -math.inf
-            if info.get("surrogate", False):  # a KMC trajectory that diverged or was aborted
+            if proposal.move.may_abort:  # a trajectory that diverged or was aborted
                 chain.aborted_trajectories += 1
             else:
                 chain.degenerate_proposals += 1
-            info["degenerate"] = True
         chain.nan_log_densities += logp_nan
         if math.isnan(log_ratio):
             log_ratio = -math.inf
-        info["log_accept_ratio"] = log_ratio
         accept_prob = math.exp(min(0.0, log_ratio))
         accepted = math.log(self.rng.uniform()) < log_ratio
         if accepted:
-            x_new = proposal
+            x_new = proposal.x
             chain.current_logp = logp_proposal
         else:
             x_new = x
-        info["accepted"] = accepted
         chain.current_point = np.array(x_new, copy=True)
         chain.history.append(x_new)
         chain.iteration += 1
         self._track_rejections(accepted)
-        self._record(chain.current_point, accepted, info)
+        proposal.move.record(proposal, x, accepted, accept_prob)
+        transition = Transition(proposal, context, accepted, accept_prob, log_ratio)
         if self._adapting():
-            self._adapt(x_new, accept_prob, info)
+            proposal.move.update(proposal, x, accept_prob, self.rng)
+            self._adapt(x_new, transition)
             chain.adaptation_iteration += 1
 
-        return self._result(q0, accept_prob, accepted, evaluations, logp_nan, info)
+        return self._result(q0, transition, evaluations, logp_nan)
 
-    def _result(self, q0, accept_prob, accepted, evaluations, logp_nan, info):
+    def _result(self, q0, transition: Transition, evaluations: int, logp_nan: bool):
         """The new state and this iteration's sample stats."""
         chain = self.chain
-        transition_stats = self._transition_stats(info)
+        accept_prob, accepted = transition.accept_prob, transition.accepted
+        transition_stats = self._transition_stats(transition)
         self._count_divergence(transition_stats.get("diverging", False))
         stats = {
             "accept": accept_prob,
@@ -798,34 +815,28 @@ class KernelStep(ArrayStepShared):
         evaluations = 0
         if chain.scouts is None:
             logp_start, evaluations = self._current_logp(q0.data)
-            scale = RobbinsMonroScale.within(2.38 / math.sqrt(self.dim), SCOUT_SCALE_RANGE)
+            scale = RobbinsMonroScale.within(optimal_scale(self.dim), SCOUT_SCALE_RANGE)
             length = chain.scout_iterations // self.scouts
             chain.scouts = Scouts.start(q0.data, logp_start, self.scouts, length, scale)
         scouts = chain.scouts
         walk = scouts.turn
-        proposal = scouts.propose(self.rng)
-        logp_proposal = self._evaluate_logp(proposal, q0.point_map_info)
+        proposal = Proposal(scouts.propose(self.rng), 0.0, scouts.walk)
+        logp_proposal = self._evaluate_logp(proposal.x, q0.point_map_info)
         evaluations += 1
         logp_nan = math.isnan(logp_proposal)
         chain.nan_log_densities += logp_nan
-        accepted, accept_prob, log_ratio = scouts.update(proposal, logp_proposal, self.rng)
+        accepted, accept_prob, log_ratio = scouts.update(proposal.x, logp_proposal, self.rng)
         if scouts.done:
             chain.current_point, chain.current_logp = scouts.best()
             # the step's own random walk (every step with scouts has one) starts at their scale
-            chain.rw_scale.restart_at(scouts.scale.scale)
+            chain.random_walk.scale.restart_at(scouts.scale.scale)
         else:
             chain.current_point = scouts.positions[walk].copy()
             chain.current_logp = float(scouts.log_densities[walk])
         chain.iteration += 1
         self._track_rejections(accepted)
-        info = {
-            "random_walk": True,
-            "surrogate": False,
-            "n_steps": 0,
-            "step_size": math.nan,
-            "log_accept_ratio": log_ratio,
-        }
-        return self._result(q0, accept_prob, accepted, evaluations, logp_nan, info)
+        transition = Transition(proposal, None, accepted, accept_prob, log_ratio)
+        return self._result(q0, transition, evaluations, logp_nan)
 
     # ------------------------------------------------------------------ health of the chain
     def _track_rejections(self, accepted: bool) -> None:

@@ -25,10 +25,18 @@ import numpy as np
 from ..core.adaptation import RobbinsMonroScale
 from ..core.history import ChainHistory
 from ..core.kernels import GaussianKernel, Kernel, median_lengthscale
-from ..core.proposals import (
-    cholesky_or_nan,
-    kamh_feature_covariance,
+from ..core.moves import (
+    RW_FACTOR,
+    BlindJump,
+    CosineWalk,
+    Cycle,
+    KAMMove,
+    Mixture,
+    ModeHop,
+    Proposal,
+    RandomWalk,
 )
+from ..core.proposals import cholesky_or_nan
 from ..core.schedules import (
     ckam_nu0,
     ckam_sampling_scale,
@@ -43,54 +51,57 @@ from .base import (
     require_positive,
     require_real,
 )
-from .kamh import SCALE_RANGE, gamma_reference_scale, propose_kam
+from .kamh import SCALE_RANGE
 
 __all__ = ["CKAM", "default_cycle_length", "sampling_phase"]
 
-#: optimal random-walk scale factor for Gaussian targets (Roberts, Gelman & Gilks 1997)
-_RW_FACTOR = 2.38
 #: default number of cycles per chain when ``cycle_length`` is not given
 _CYCLES_PER_CHAIN = 20
 #: the longest default cycle (the paper's T/M on its 2-d targets)
 _MAX_DEFAULT_CYCLE = 1000
 #: points of the whole history used to estimate the covariance of the jump moves
 _JUMP_POINTS = 1000
-#: smallest jump multiplier
-_JUMP_MIN = 1.0
-
-#: move kinds (in the order of a cycle)
-_RW, _KAM, _JUMP, _HOP, _SAMPLE = "rw", "kam", "jump", "hop", "sample"
-#: the repeating pattern of the exploration moves once the cycle's KAM moves have started
-_EXPLORATION_PATTERN = (_KAM, _JUMP, _JUMP, _HOP, _JUMP, _JUMP)
+#: the kinds of moves that count as jumps (the `jump` stat)
+_JUMP_KINDS = (BlindJump.kind, ModeHop.kind)
 
 
 @dataclass
 class CKAMChain(ChainState):
-    """Per-chain state of :class:`CKAM`: position in the cycle, exploration adaptation, the frozen
-    sampling proposal."""
+    """Per-chain state of :class:`CKAM`: position in the cycle, the exploration moves and their
+    adaptation, the frozen sampling moves.
+
+    The exploration phase is the random walk (``random_walk``) until the cycle's history is
+    long enough, then the repeating pattern ``exploration`` of the KAM move, blind jumps and
+    mode hops; the sampling phase is the mixture ``sampling`` of a mode hop on the frozen
+    archive, a blind jump and the cosine walk.
+    """
 
     cycle_length: int = 0
     n_explore: int = 0
     cycle: int = 0
     position: int = 0  # k = mod(t − 1, T_c), 0-based position of the *next* iteration
     cycle_start: int = 0  # index in ``history`` of the first point of the current cycle
-    kam_start: int = -1  # position at which the KAM proposals of this cycle began (−1: not yet)
     kam_moves: int = 0  # KAM moves made in this cycle
-    rw_scale: RobbinsMonroScale | None = None
-    nu2_scale: RobbinsMonroScale | None = None
-    subsample: np.ndarray | None = None
+    kam: KAMMove | None = None
     previous_n: int = 0  # sub-sample size at the end of the previous cycle's exploration
-    kernel: Kernel | None = None
-    gamma_abs: float = math.nan
-    feature_cov_current: np.ndarray | None = None
-    feature_cov_point: np.ndarray | None = None
-    whitening: Whitening | None = None  # the cycle's kernel acts on whitened states
-    jump_chol: np.ndarray | None = None  # Cholesky factor of (2.38²/d) Cov(whole history)
-    sigma_chol: np.ndarray | None = None  # Cholesky factor of Σ, frozen at the phase change
-    archive_size: int = 0  # history points the sampling-phase hops draw from (frozen at the change)
-    sampling_jump_chol: np.ndarray | None = None  # S of the sampling-phase jumps (frozen likewise)
+    jump: BlindJump | None = None  # S: (2.38²/d) Cov(whole history), refreshed each cycle
+    hop: ModeHop | None = None
+    exploration: Cycle | None = None
+    sampling_hop: ModeHop | None = None  # on the history up to the phase change
+    sampling_jump: BlindJump | None = None  # with the S of the cycle (frozen likewise)
+    walk: CosineWalk | None = None  # N(x, ν_k² Σ), Σ frozen at the phase change
+    sampling: Mixture | None = None
     nu_exp: float = math.nan
     nu0: float = math.nan
+
+
+@dataclass(frozen=True)
+class CyclePosition:
+    """Where in its cycle an iteration proposed: the phase, the cycle and the move's scale."""
+
+    exploring: bool
+    cycle: int
+    scale: float
 
 
 def default_cycle_length(total_iterations: int, minimum: int) -> int:
@@ -389,134 +400,88 @@ class CKAM(KernelStep):
         chain = CKAMChain(history=ChainHistory(self.dim))
         chain.cycle_length = length
         chain.n_explore = exploration_length(length, self.exploration_fraction)
-        chain.rw_scale = RobbinsMonroScale.within(
-            _RW_FACTOR / math.sqrt(self.dim), SCALE_RANGE, target=self.target_accept
+        chain.random_walk = RandomWalk.optimal(self.dim, SCALE_RANGE, target=self.target_accept)
+        chain.kam = KAMMove(self.dim)
+        chain.jump = BlindJump(self.jump_scale)
+        chain.hop = ModeHop(chain.history)
+        chain.exploration = Cycle(
+            [
+                chain.kam,
+                chain.jump,
+                chain.jump,
+                chain.hop if self.mode_jumps else chain.kam,
+                chain.jump,
+                chain.jump,
+            ],
+            fallback=chain.kam,
         )
+        chain.sampling_hop = ModeHop(chain.history, archive_size=0)
+        chain.sampling_jump = BlindJump(self.jump_scale)
+        chain.walk = CosineWalk()
+        if self.sampling_hops > 0 or self.sampling_jumps > 0:
+            rest = 1.0 - self.sampling_hops - self.sampling_jumps
+            chain.sampling = Mixture(
+                [
+                    (chain.sampling_hop, self.sampling_hops),
+                    (chain.sampling_jump, self.sampling_jumps),
+                    (chain.walk, rest),
+                ]
+            )
+        else:
+            chain.sampling = Mixture([(chain.walk, 1.0)])
         return chain
 
     # ------------------------------------------------------------------ proposals
-    def _propose(self, x):
+    def _propose(self, x) -> tuple[Proposal, CyclePosition]:
+        """The move of the cycle's phase: the random walk until the cycle's history is long
+        enough, then the exploration pattern (KAM, blind jumps, mode hop); in the sampling
+        phase a mixture, chosen independently of ``x``, of a mode hop (probability
+        ``sampling_hops``), a blind jump (``sampling_jumps``) and the cosine random walk
+        ``N(x, ν_k² Σ)`` (the rest). Every sampling component is symmetric and fixed for the
+        whole phase (frozen archive, ``S``, ``γ``, ``Σ``), so the mixture is too:
+        ``q(y | x) = q(x | y)`` and the Metropolis ratio ``π(y)/π(x)`` is exact."""
         chain = self.chain
         k = chain.position
-        info = {"exploring": k < chain.n_explore, "cycle": chain.cycle}
         if k >= chain.n_explore:
-            return self._propose_sampling(x, info)
-        if chain.subsample is None:
-            scale = chain.rw_scale.scale
-            info.update(kind=_RW, scale=scale)
-            return x + scale * self.rng.standard_normal(self.dim), 0.0, info
-        slot = _EXPLORATION_PATTERN[(k - chain.kam_start) % len(_EXPLORATION_PATTERN)]
-        if slot == _JUMP and chain.jump_chol is not None and self.jump_scale > 0:
-            rho = self._jump_multiplier()
-            info.update(kind=_JUMP, scale=rho)
-            xi = self.rng.standard_normal(self.dim)
-            return x + rho * (chain.jump_chol @ xi), 0.0, info
-        if slot == _HOP and self.mode_jumps and len(chain.history) >= 2:
-            points = chain.history.points
-            a, b = self._pair(points.shape[0])
-            xi = self.rng.standard_normal(self.dim)
-            info.update(kind=_HOP, scale=1.0)
-            return x + (points[a] - points[b]) + chain.gamma_abs * xi, 0.0, info
-        return self._propose_kam(x, info)
-
-    def _propose_sampling(self, x, info):
-        """One move of the sampling phase: a mixture, chosen independently of ``x``, of a mode hop
-        (probability ``sampling_hops``), a blind jump (``sampling_jumps``) and the cosine random
-        walk ``N(x, ν_k² Σ)`` (the rest). Every component is symmetric and fixed for the whole
-        phase (frozen archive, ``S``, ``γ``, ``Σ``), so the mixture is too: ``q(y | x) = q(x | y)``
-        and the Metropolis ratio ``π(y)/π(x)`` is exact (the returned correction is 0)."""
-        chain = self.chain
-        nu = ckam_sampling_scale(chain.position, chain.cycle_length, chain.nu0)
-        info.update(kind=_SAMPLE, scale=nu, move=_RW)
-        u = self.rng.uniform() if self._sampling_mixture() else 1.0
-        if u < self.sampling_hops and chain.archive_size >= 2:
-            a, b = self._pair(chain.archive_size)
-            points = chain.history.points
-            xi = self.rng.standard_normal(self.dim)
-            info.update(move=_HOP)
-            return x + (points[a] - points[b]) + chain.gamma_abs * xi, 0.0, info
-        if u < self.sampling_hops + self.sampling_jumps and chain.sampling_jump_chol is not None:
-            rho = self._jump_multiplier()
-            xi = self.rng.standard_normal(self.dim)
-            info.update(move=_JUMP)
-            return x + rho * (chain.sampling_jump_chol @ xi), 0.0, info
-        xi = self.rng.standard_normal(self.dim)
-        return x + nu * (chain.sigma_chol @ xi), 0.0, info
-
-    def _pair(self, n: int) -> tuple[int, int]:
-        """Two distinct indices in ``range(n)``, uniform over the ordered pairs (O(1), where
-        ``Generator.choice(n, 2, replace=False)`` permutes all ``n``)."""
-        a = int(self.rng.integers(n))
-        b = int(self.rng.integers(n - 1))
-        return a, b + (b >= a)
-
-    def _sampling_mixture(self) -> bool:
-        return self.sampling_hops > 0 or self.sampling_jumps > 0
-
-    def _jump_multiplier(self) -> float:
-        low = min(_JUMP_MIN, self.jump_scale)
-        return low * (self.jump_scale / low) ** self.rng.uniform()
-
-    def _propose_kam(self, x, info):
-        chain = self.chain
-        proposal, log_correction, feature_cov_there = propose_kam(
-            self.rng, x, chain, self._feature_cov, self._kam_covariance, self._whitening()
-        )
-        info.update(
-            kind=_KAM, scale=math.sqrt(chain.nu2_scale.scale), feature_cov=feature_cov_there
-        )
-        return proposal, log_correction, info
-
-    def _whitening(self) -> Whitening | None:
-        return self.chain.whitening if self.whiten else None
-
-    def _feature_cov(self, u):
-        """``MᵀHM`` at ``u`` (whitened coordinates with ``whiten``)."""
-        chain = self.chain
-        return kamh_feature_covariance(u, chain.subsample, chain.kernel)
-
-    def _white(self, x):
-        whitening = self._whitening()
-        return x if whitening is None else whitening.whiten(x)
-
-    def _kam_covariance(self, feature_cov):
-        R = self.chain.nu2_scale.scale * feature_cov
-        R.flat[:: self.dim + 1] += self.chain.gamma_abs**2
-        return R
+            chain.walk.scale = ckam_sampling_scale(k, chain.cycle_length, chain.nu0)
+            proposal = chain.sampling.propose(self.rng, x)
+            scale = chain.walk.scale
+        elif not chain.kam.ready:
+            proposal = chain.random_walk.propose(self.rng, x)
+            scale = chain.random_walk.scale.scale
+        else:
+            proposal = chain.exploration.propose(self.rng, x)
+            if proposal.move is chain.jump:
+                scale = proposal.extra
+            elif proposal.move is chain.hop:
+                scale = 1.0
+            else:
+                scale = math.sqrt(chain.kam.nu2_scale.scale)
+        return proposal, CyclePosition(k < chain.n_explore, chain.cycle, scale)
 
     # ------------------------------------------------------------------ schedule and adaptation
-    def _record(self, x_new, accepted, info):
-        """Adapt the exploration, freeze the sampling proposal, advance the cycle position.
+    def _adapting(self) -> bool:
+        """Always: the cycles, and the adaptation of their exploration, are the method."""
+        return True
 
-        Runs every iteration, tuning or not: the cycles are the method.
-        """
+    def _adapt(self, x, transition):
+        """Refresh the exploration's sub-sample, freeze the sampling proposal, advance the cycle
+        position (every iteration, tuning or not)."""
         chain = self.chain
-        kind = info["kind"]
-        accept_prob = math.exp(min(0.0, info["log_accept_ratio"]))
-        if kind == _KAM:
-            if accepted:
-                chain.feature_cov_current = info["feature_cov"]
-                chain.feature_cov_point = x_new
-            chain.nu2_scale.update(accept_prob)
+        proposal = transition.proposal
+        if proposal.move is chain.kam:
             chain.kam_moves += 1
             if chain.kam_moves % self.refresh_interval == 0:
-                self._refresh_subsample(x_new)
-        elif kind == _RW:
-            chain.rw_scale.update(accept_prob)
+                self._refresh_subsample(x)
+        elif proposal.move is chain.random_walk:
             if len(chain.history) - chain.cycle_start >= self.min_history:
-                self._start_kam(x_new, chain.position + 1)
+                self._start_kam(x)
 
         chain.position += 1
         if chain.position == chain.n_explore:
-            self._freeze_sampling_proposal(x_new)
+            self._freeze_sampling_proposal(x)
         elif chain.position == chain.cycle_length:
             self._start_cycle()
-
-    def _adapt(self, x, accept_prob, info):
-        """Unused: :meth:`_record` adapts the exploration phase of every cycle."""
-
-    def _adapting(self) -> bool:
-        return False
 
     def _start_cycle(self) -> None:
         """Begin a new cycle: forget the cycle's sub-sample, restart the Robbins–Monro gains."""
@@ -524,76 +489,78 @@ class CKAM(KernelStep):
         chain.cycle += 1
         chain.position = 0
         chain.cycle_start = len(chain.history)
-        chain.kam_start = -1
         chain.kam_moves = 0
-        if chain.subsample is not None:
-            chain.previous_n = chain.subsample.shape[0]
-        chain.subsample = None
-        chain.feature_cov_current = None
-        chain.feature_cov_point = None
-        if chain.sigma_chol is not None and math.isfinite(chain.nu_exp):
+        kam = chain.kam
+        if kam.subsample is not None:
+            chain.previous_n = kam.subsample.shape[0]
+        kam.subsample = None
+        kam.forget_cache()
+        if chain.walk.chol is not None and math.isfinite(chain.nu_exp):
             # warm start: the random walk starts at the total variance of the last KAM proposal
-            total = chain.nu_exp**2 * float(np.sum(chain.sigma_chol**2)) / self.dim
+            total = chain.nu_exp**2 * float(np.sum(chain.walk.chol**2)) / self.dim
             if total > 0 and math.isfinite(total):
-                rw = chain.rw_scale
+                rw = chain.random_walk.scale
                 rw.log_scale = min(max(0.5 * math.log(total), rw.min_log_scale), rw.max_log_scale)
-        chain.rw_scale.iteration = 0
-        if chain.nu2_scale is not None:
-            chain.nu2_scale.iteration = 0
+        chain.random_walk.scale.iteration = 0
+        if kam.nu2_scale is not None:
+            kam.nu2_scale.iteration = 0
 
-    def _start_kam(self, x, next_position: int) -> None:
+    def _start_kam(self, x) -> None:
         chain = self.chain
         self._refresh_subsample(x)
-        if chain.subsample is None:  # degenerate cycle history: stay a random walk
+        if not chain.kam.ready:  # degenerate cycle history: stay a random walk
             return
-        chain.kam_start = next_position
+        chain.exploration.restart()
         self._refresh_jump_covariance()
 
     def _refresh_subsample(self, x) -> None:
         """Redraw the sub-sample from the current cycle's history (and the lengthscale, γ)."""
         chain = self.chain
+        kam = chain.kam
         subsample = chain.history.subsample(self.rng, self.subsample_size, start=chain.cycle_start)
         whitening = None
         if self.whiten:
-            whitening = Whitening.from_points(subsample, fallback_variance=chain.rw_scale.scale**2)
+            whitening = Whitening.from_points(
+                subsample, fallback_variance=chain.random_walk.scale.scale**2
+            )
             subsample = whitening.whiten(subsample)
         if self.kernel is None:
             try:
                 kernel = GaussianKernel(median_lengthscale(subsample))
             except ValueError:  # degenerate (a stuck chain): keep what we have
-                if chain.kernel is None or chain.subsample is None:
+                if kam.kernel is None or kam.subsample is None:
                     return
-                kernel = chain.kernel
+                kernel = kam.kernel
         else:
             kernel = self.kernel
-        spread = gamma_reference_scale(subsample, self.whiten, chain, self.gamma)
+        spread = kam.reference_scale(subsample, self.gamma, whitened=self.whiten)
         if spread is None:
             return
-        first_of_cycle = chain.subsample is None
-        previous_n = chain.previous_n if first_of_cycle else chain.subsample.shape[0]
-        chain.subsample = subsample
-        chain.kernel = kernel
-        chain.whitening = whitening
-        chain.gamma_abs = self.gamma * spread
-        chain.feature_cov_current = self._feature_cov(self._white(x))
-        chain.feature_cov_point = np.array(x, copy=True)
+        first_of_cycle = kam.subsample is None
+        previous_n = chain.previous_n if first_of_cycle else kam.subsample.shape[0]
+        kam.subsample = subsample
+        kam.kernel = kernel
+        kam.whitening = whitening
+        kam.gamma_abs = self.gamma * spread
+        chain.hop.noise_scale = chain.sampling_hop.noise_scale = kam.gamma_abs
+        kam.cache_at(x)
         n = subsample.shape[0]
-        if chain.nu2_scale is None:
+        if kam.nu2_scale is None:
             # first KAM phase of the chain: the learned part gets the total variance of the
             # optimal random walk (2.38² whitened; d s² with the random walk's s otherwise)
-            trace = float(np.trace(chain.feature_cov_current))
-            total = _RW_FACTOR**2 if self.whiten else chain.rw_scale.scale**2 * self.dim
+            trace = float(np.trace(kam.feature_cov_current))
+            total = RW_FACTOR**2 if self.whiten else chain.random_walk.scale.scale**2 * self.dim
             nu2 = total / trace if trace > 0 and np.isfinite(trace) else 1.0
-            chain.nu2_scale = RobbinsMonroScale.within(nu2, SCALE_RANGE, target=self.target_accept)
+            kam.nu2_scale = RobbinsMonroScale.within(nu2, SCALE_RANGE, target=self.target_accept)
         elif previous_n and previous_n != n:
             # Mᵀ H M grows with n: keep the proposal's scale when the sub-sample size changes
-            chain.nu2_scale.rescale(previous_n / n)
+            kam.nu2_scale.rescale(previous_n / n)
 
     def _refresh_jump_covariance(self) -> None:
         """``S = (2.38²/d) Cov(whole history)`` for the warm-restart jumps of this cycle."""
         chain = self.chain
         if self.jump_scale == 0:
-            chain.jump_chol = None
+            chain.jump.chol = None
             return
         points = chain.history.subsample(self.rng, _JUMP_POINTS)
         cov = np.atleast_2d(np.cov(points.T, bias=True))
@@ -601,49 +568,51 @@ class CKAM(KernelStep):
         if not (np.isfinite(scale) and scale > 0):
             return  # keep the previous cycle's S (None at the very start: no jumps)
         cov.flat[:: self.dim + 1] += 1e-8 * scale
-        chol = cholesky_or_nan(cov * (_RW_FACTOR**2 / self.dim))
+        chol = cholesky_or_nan(cov * (RW_FACTOR**2 / self.dim))
         if np.all(np.isfinite(chol)):
-            chain.jump_chol = chol
+            chain.jump.chol = chol
 
     def _freeze_sampling_proposal(self, x) -> None:
         """Phase change: ``ν_exp``, ``Σ = (γ/ν_exp)² I + Mᵀ H M`` at ``x`` and ``ν₀``."""
         chain = self.chain
+        kam = chain.kam
         beta_effective = chain.n_explore / chain.cycle_length
-        if chain.subsample is not None:
+        if kam.ready:
             # Σ from the whole exploration of the cycle, not the sub-sample of the last refresh
             # (with most exploration moves being jumps, that may still be the first one, drawn
             # from the cycle-start random walk alone: few distinct states, a degenerate γ)
             self._refresh_subsample(x)
-        if chain.subsample is None:  # no KAM move this cycle (degenerate history): Σ = I
-            chain.nu_exp = chain.rw_scale.scale
+        if not kam.ready:  # no KAM move this cycle (degenerate history): Σ = I
+            chain.nu_exp = chain.random_walk.scale.scale
             sigma = np.eye(self.dim)
         else:
-            nu_exp = math.sqrt(chain.nu2_scale.scale)
-            if chain.feature_cov_current is None or not np.array_equal(chain.feature_cov_point, x):
-                chain.feature_cov_current = self._feature_cov(self._white(x))
-                chain.feature_cov_point = np.array(x, copy=True)
-            sigma = chain.feature_cov_current.copy()
-            sigma.flat[:: self.dim + 1] += (chain.gamma_abs / nu_exp) ** 2
+            nu_exp = math.sqrt(kam.nu2_scale.scale)
+            if kam.feature_cov_current is None or not np.array_equal(kam.feature_cov_point, x):
+                kam.cache_at(x)
+            sigma = kam.feature_cov_current.copy()
+            sigma.flat[:: self.dim + 1] += (kam.gamma_abs / nu_exp) ** 2
             chain.nu_exp = nu_exp
         chol = cholesky_or_nan(sigma)
         if not np.all(np.isfinite(chol)):
             chol = np.eye(self.dim)
-        whitening = self._whitening() if chain.subsample is not None else None
+        whitening = kam.whitening if kam.ready else None
         # the frozen proposal N(x, ν_t² Σ) in the model's coordinates: Σ's factor mapped back
-        chain.sigma_chol = chol if whitening is None else whitening.chol @ chol
+        chain.walk.chol = chol if whitening is None else whitening.chol @ chol
         # ν₀ from the effective fraction K / T_c so that ν_K = ν_exp exactly
         chain.nu0 = float(ckam_nu0(chain.nu_exp, beta_effective))
         # the mode hops and jumps of the sampling phase use the history up to here, and this
         # cycle's S: fixed for the whole phase, so that every sampling move is symmetric
-        chain.archive_size = len(chain.history) if math.isfinite(chain.gamma_abs) else 0
-        chain.sampling_jump_chol = chain.jump_chol if self.jump_scale > 0 else None
+        archive = len(chain.history) if math.isfinite(kam.gamma_abs) else 0
+        chain.sampling_hop.archive_size = archive
+        chain.sampling_jump.chol = chain.jump.chol if self.jump_scale > 0 else None
 
-    def _transition_stats(self, info):
+    def _transition_stats(self, transition):
+        position = transition.context
         return {
-            "exploring": bool(info["exploring"]),
-            "cycle": int(info["cycle"]),
-            "scale": float(info["scale"]),
-            "jump": info.get("move", info["kind"]) in (_JUMP, _HOP),
+            "exploring": position.exploring,
+            "cycle": position.cycle,
+            "scale": float(position.scale),
+            "jump": transition.proposal.kind in _JUMP_KINDS,
         }
 
 

@@ -10,12 +10,8 @@ import numpy as np
 from ..core.adaptation import RobbinsMonroScale
 from ..core.history import ChainHistory
 from ..core.kernels import GaussianKernel, Kernel, LinearKernel, median_lengthscale
-from ..core.proposals import (
-    cholesky_or_nan,
-    gaussian_random_walk,
-    kamh_feature_covariance,
-    smallest_scale,
-)
+from ..core.moves import RW_FACTOR, KAMMove, Mixture, Proposal, RandomWalk
+from ..core.proposals import kamh_feature_covariance
 from ..core.whitening import Whitening
 from .base import (
     ChainState,
@@ -28,8 +24,6 @@ from .base import (
 
 __all__ = ["KAMH", "AdaptiveMetropolis"]
 
-#: optimal random-walk scale factor for Gaussian targets (Roberts, Gelman & Gilks 1997)
-_RW_FACTOR = 2.38
 #: adapted scales stay within this factor of where they started (never collapse to zero)
 SCALE_RANGE = 1e4
 #: below this trace of MᵀHM the kernel's features vanish at the state: it sets no scale for ν²
@@ -54,20 +48,17 @@ def min_accepted_moves(dim: int) -> int:
 class KAMHChain(ChainState):
     """Per-chain state of :class:`KAMH`."""
 
-    rw_scale: RobbinsMonroScale | None = None  # random-walk phase: log of the proposal sd
-    nu2_scale: RobbinsMonroScale | None = None  # KAMH phase: log ν²
-    subsample: np.ndarray | None = None
-    kernel: Kernel | None = None
-    gamma_abs: float = math.nan
-    whitening: Whitening | None = None  # the kernel acts on u = whitening.whiten(x)
+    kam: KAMMove | None = None  # the KAMH phase's proposal (random walk before its first fit)
+    #: the tuning phase's mixtures of single-coordinate moves and the random walk, or KAM
+    tuning_random_walk: Mixture | None = None
+    tuning_kam: Mixture | None = None
+    whitening: Whitening | None = None  # with whiten, the KAM move acts on whitening.whiten(x)
     candidates: list | None = None  # kernels tried during tuning (default kernel only)
     candidate_nu2_scales: list | None = None  # one Robbins–Monro ν² per candidate kernel
     candidate_jumps: np.ndarray | None = None  # moving average of α ‖u* − u‖² per candidate
     candidate_counts: np.ndarray | None = None
     candidate: int = 0  # the candidate in use
     candidate_frozen: bool = False
-    feature_cov_current: np.ndarray | None = None  # Mᵀ H M at feature_cov_point (whitened)
-    feature_cov_point: np.ndarray | None = None
 
 
 class KAMH(KernelStep):
@@ -250,101 +241,77 @@ class KAMH(KernelStep):
 
     def _new_chain(self) -> KAMHChain:
         chain = KAMHChain(history=ChainHistory(self.dim))
-        chain.rw_scale = RobbinsMonroScale.within(
-            _RW_FACTOR / math.sqrt(self.dim), SCALE_RANGE, target=self.target_accept
-        )
+        chain.random_walk = RandomWalk.optimal(self.dim, SCALE_RANGE, target=self.target_accept)
+        chain.kam = KAMMove(self.dim, fixed_nu2=self.fixed_nu2)
+        chain.tuning_random_walk = self._with_coordinate_moves(chain, chain.random_walk, False)
+        chain.tuning_kam = self._with_coordinate_moves(chain, chain.kam, True)
         chain.whitening = Whitening.identity(self.dim)
         return chain
 
     # ------------------------------------------------------------------ proposal
-    def _covariance(self, feature_cov: np.ndarray) -> np.ndarray:
-        chain = self.chain
-        R = self._nu2() * feature_cov
-        R.flat[:: self.dim + 1] += chain.gamma_abs**2
-        return R
-
-    def _nu2(self) -> float:
-        if self.fixed_nu2 is not None:
-            return self.fixed_nu2
-        return self.chain.nu2_scale.scale
-
     def _use_candidate(self, index: int) -> None:
         chain = self.chain
         if chain.candidates is None or index == chain.candidate:
             return
         chain.candidate = index
-        chain.kernel = chain.candidates[index]
+        chain.kam.kernel = chain.candidates[index]
         if chain.candidate_nu2_scales is not None:
-            chain.nu2_scale = chain.candidate_nu2_scales[index]
-        chain.feature_cov_current = None  # cached for another kernel
+            chain.kam.nu2_scale = chain.candidate_nu2_scales[index]
+        chain.kam.forget_cache()  # cached for another kernel
 
-    def _whitening(self) -> Whitening | None:
-        return self.chain.whitening if self.whiten else None
-
-    def _feature_cov(self, x: np.ndarray) -> np.ndarray:
+    def _propose(self, x) -> tuple[Proposal, None]:
+        """The random walk until the first fit, then the KAM move; while tuning, mixed with
+        single-coordinate moves."""
         chain = self.chain
-        return kamh_feature_covariance(x, chain.subsample, chain.kernel)
+        if chain.kam.ready:
+            move = chain.tuning_kam.choose(self.rng) if self.tune else chain.kam
+        else:
+            move = chain.tuning_random_walk.choose(self.rng) if self.tune else chain.random_walk
+        if move is chain.kam:
+            self._choose_candidate()
+        return move.propose(self.rng, x), None
 
-    def _propose(self, x):
+    def _choose_candidate(self) -> None:
+        """While tuning, the lengthscale candidate of this KAM move, drawn independently of the
+        state (a mixture of MH moves), until the best is frozen."""
         chain = self.chain
-        coordinate_move = self._maybe_coordinate_move(x, learned=chain.subsample is not None)
-        if coordinate_move is not None:
-            return coordinate_move
-        if chain.subsample is None:
-            scale = chain.rw_scale.scale
-            return x + scale * self.rng.standard_normal(self.dim), 0.0, {"random_walk": True}
-
         if self.tune and chain.candidates is not None and not chain.candidate_frozen:
             if self._tune_length and chain.iteration >= CANDIDATE_SEARCH_SHARE * self._tune_length:
                 self._freeze_best_candidate()  # the rest of tuning adapts ν² for it alone
             else:
                 # a mixture of MH moves: the kernel is chosen independently of the state
                 self._use_candidate(int(self.rng.integers(len(chain.candidates))))
-        proposal, log_correction, feature_cov_there = propose_kam(
-            self.rng, x, chain, self._feature_cov, self._covariance, self._whitening()
-        )
-        info = {"random_walk": False, "feature_cov": feature_cov_there, "proposal": proposal}
-        return proposal, log_correction, info
 
-    def _record(self, x_new, accepted, info):
-        if accepted and "feature_cov" in info:
-            self.chain.feature_cov_current = info["feature_cov"]
-            self.chain.feature_cov_point = x_new
-
-    def _transition_stats(self, info):
+    def _transition_stats(self, transition):
         chain = self.chain
-        kernel = chain.kernel if chain.kernel is not None else self.kernel
+        kernel = chain.kam.kernel if chain.kam.kernel is not None else self.kernel
         lengthscale = getattr(kernel, "lengthscale", math.nan) if kernel is not None else math.nan
-        random_walk = chain.subsample is None
+        random_walk = not chain.kam.ready
         return {
-            "nu2": math.nan if random_walk else self._nu2(),
-            "gamma": chain.rw_scale.scale if random_walk else chain.gamma_abs,
+            "nu2": math.nan if random_walk else chain.kam.nu2,
+            "gamma": chain.random_walk.scale.scale if random_walk else chain.kam.gamma_abs,
             "lengthscale": float(lengthscale),
             "n_history": len(chain.history),
             "random_walk": random_walk,
         }
 
     # ------------------------------------------------------------------ adaptation
-    def _adapt(self, x, accept_prob, info):
+    def _adapt(self, x, transition):
         chain = self.chain
-        coordinate_move = self._adapt_coordinate(info, accept_prob)
-        if chain.subsample is None:
-            if not coordinate_move:
-                chain.rw_scale.update(accept_prob)
+        proposal, accept_prob = transition.proposal, transition.accept_prob
+        if not chain.kam.ready:
             if len(
                 chain.history
             ) >= self.min_history and chain.accepted_moves >= min_accepted_moves(self.dim):
                 self._refresh_subsample(x, first=True)
             return
-        if self.fixed_nu2 is None and not coordinate_move:
-            chain.nu2_scale.update(accept_prob)
         if (
             chain.candidates is not None
             and self.tune
             and not chain.candidate_frozen
-            and "proposal" in info
+            and proposal.move is chain.kam
         ):
-            jump = self._white_difference(info["proposal"], x)
+            jump = self._white_difference(proposal.x, x)
             k = chain.candidate
             reward = accept_prob * float(jump @ jump) if math.isfinite(accept_prob) else 0.0
             chain.candidate_jumps[k] += _JUMP_AVERAGE_WEIGHT * (reward - chain.candidate_jumps[k])
@@ -355,7 +322,7 @@ class KAMH(KernelStep):
     def _white_difference(self, y, x) -> np.ndarray:
         """``y − x`` in the kernel's (whitened) coordinates."""
         difference = np.asarray(y) - np.asarray(x)
-        return difference @ self.chain.whitening.inv_chol.T if self.whiten else difference
+        return difference @ self.chain.kam.whitening.inv_chol.T if self.whiten else difference
 
     def _on_stop_tuning(self) -> None:
         self._freeze_best_candidate()
@@ -388,38 +355,40 @@ class KAMH(KernelStep):
         if self.whiten:
             whitening = Whitening.from_points(
                 subsample,
-                fallback_variance=chain.rw_scale.scale**2,
+                fallback_variance=chain.random_walk.scale.scale**2,
                 min_variance=self._variance_floor(),
             )
             subsample = whitening.whiten(subsample)
         else:
             whitening = chain.whitening
+        kam = chain.kam
         candidates = None
         if self.kernel is None:
             try:
                 base = median_lengthscale(subsample)
             except ValueError:  # degenerate history (e.g. a stuck chain): keep what we have
-                if chain.kernel is None:
+                if kam.kernel is None:
                     return
                 base = None
             if base is not None:
                 candidates = [GaussianKernel(f * base) for f in LENGTHSCALE_FACTORS]
                 kernel = candidates[chain.candidate]
             else:
-                kernel, candidates = chain.kernel, chain.candidates
+                kernel, candidates = kam.kernel, chain.candidates
         else:
             kernel = self.kernel
-        spread = gamma_reference_scale(subsample, self.whiten, chain, self.gamma)
+        spread = kam.reference_scale(subsample, self.gamma, whitened=self.whiten)
         if spread is None:
             return
-        previous_n = 0 if chain.subsample is None else chain.subsample.shape[0]
-        chain.subsample = subsample
-        chain.kernel = kernel
+        previous_n = 0 if kam.subsample is None else kam.subsample.shape[0]
+        kam.subsample = subsample
+        kam.kernel = kernel
         chain.whitening = whitening
-        chain.gamma_abs = self.gamma * spread
+        kam.whitening = whitening if self.whiten else None
+        kam.gamma_abs = self.gamma * spread
         u = whitening.whiten(x)
-        chain.feature_cov_current = self._feature_cov(u)
-        chain.feature_cov_point = np.array(x, copy=True)
+        kam.feature_cov_current = kam.feature_cov(u)
+        kam.feature_cov_point = np.array(x, copy=True)
         if candidates is not None:
             traces = [np.trace(kamh_feature_covariance(u, subsample, k)) for k in candidates]
             chain.candidates = candidates
@@ -427,7 +396,7 @@ class KAMH(KernelStep):
                 chain.candidate_jumps = np.zeros(len(candidates))
                 chain.candidate_counts = np.zeros(len(candidates), dtype=np.int64)
         else:
-            traces = [np.trace(chain.feature_cov_current)]
+            traces = [np.trace(kam.feature_cov_current)]
         if self.fixed_nu2 is None:
             self._refresh_nu2_scales(traces, previous_n, subsample.shape[0], first)
 
@@ -436,7 +405,7 @@ class KAMH(KernelStep):
         the optimal random walk's total variance, kept at that scale as the sub-sample grows,
         and bounded relative to the history's own scale."""
         chain = self.chain
-        total = _RW_FACTOR**2 if self.whiten else chain.rw_scale.scale**2 * self.dim
+        total = RW_FACTOR**2 if self.whiten else chain.random_walk.scale.scale**2 * self.dim
         natural = [total / t if _MIN_TRACE < t < np.inf else math.nan for t in traces]
         if first or chain.candidate_nu2_scales is None:
             chain.candidate_nu2_scales = [
@@ -453,7 +422,7 @@ class KAMH(KernelStep):
                 if self.whiten and math.isfinite(nu2):  # no scale where the features vanish
                     scale.recentre(nu2, SCALE_RANGE)
         index = chain.candidate if chain.candidates is not None else 0
-        chain.nu2_scale = chain.candidate_nu2_scales[index]
+        chain.kam.nu2_scale = chain.candidate_nu2_scales[index]
 
 
 class AdaptiveMetropolis(KAMH):
@@ -557,50 +526,3 @@ class AdaptiveMetropolis(KAMH):
             rng=rng,
             blocked=blocked,
         )
-
-
-def gamma_reference_scale(subsample, whitened: bool, chain, gamma: float) -> float | None:
-    """The scale ``γ`` is relative to: 1 for a whitened sub-sample, else the square root of the
-    smallest eigenvalue of its covariance (the previous value if that is degenerate; None if
-    there is none yet). Shared by KAMH and CKAM."""
-    if whitened:
-        return 1.0  # the whitened history has unit scale in every direction
-    spread = smallest_scale(subsample)
-    if np.isfinite(spread) and spread > 0:
-        return spread
-    return None if chain.subsample is None else chain.gamma_abs / gamma
-
-
-def propose_kam(rng, x, chain, feature_cov_of, covariance_of, whitening=None):
-    """A KAM proposal with its Hastings correction, shared by KAMH and CKAM.
-
-    In whitened coordinates ``u = whitening.whiten(x)`` (the identity without ``whitening``) it
-    draws ``u* ~ N(u, R(u))`` and returns ``x* = whitening.unwhiten(u*)``; the linear map's
-    Jacobian cancels in the ratio. ``feature_cov_of(u)`` gives ``MᵀHM`` at ``u`` and
-    ``covariance_of(F)`` the proposal covariance built from it. ``MᵀHM`` at the current point is
-    cached on ``chain`` (``feature_cov_current`` for the state ``feature_cov_point``, in the
-    model's coordinates), so an iteration computes it once, at the proposal; the caller keeps the
-    returned ``MᵀHM`` as the new cache when the move is accepted.
-
-    Returns
-    -------
-    proposal, log_correction, feature_cov_at_proposal
-    """
-    u = x if whitening is None else whitening.whiten(x)
-    if chain.feature_cov_current is None or not np.array_equal(chain.feature_cov_point, x):
-        chain.feature_cov_current = feature_cov_of(u)
-        chain.feature_cov_point = np.array(x, copy=True)
-    chol_here = cholesky_or_nan(covariance_of(chain.feature_cov_current))
-    computed = {}
-
-    def chol_there_of(proposal):
-        computed["feature_cov"] = feature_cov_of(proposal)
-        return cholesky_or_nan(covariance_of(computed["feature_cov"]))
-
-    position_dependent = chain.kernel.gradient_depends_on_x
-    proposal, log_correction = gaussian_random_walk(
-        rng, u, chol_here, chol_there_of if position_dependent else None
-    )
-    if whitening is not None:
-        proposal = whitening.unwhiten(proposal)
-    return proposal, log_correction, computed.get("feature_cov", chain.feature_cov_current)

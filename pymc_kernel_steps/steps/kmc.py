@@ -6,16 +6,16 @@ from __future__ import annotations
 import copy
 import math
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 from pymc.model import modelcontext
 
-from ..core.adaptation import DualAveraging, JumpDistanceStepSize, RobbinsMonroScale
+from ..core.adaptation import DualAveraging, JumpDistanceStepSize
 from ..core.bayesopt import SearchBox, WindowedTuner
 from ..core.history import ChainHistory
 from ..core.integrators import kinetic_energy
 from ..core.kernels import GaussianKernel, median_lengthscale
+from ..core.moves import Mixture, Proposal, RandomWalk, SurrogateHMC
 from ..core.regression import (
     TRENDS,
     PolynomialTrend,
@@ -44,16 +44,10 @@ from .kamh import SCALE_RANGE, min_accepted_moves
 
 __all__ = ["KMCFinite", "KMCLite"]
 
-_RW_FACTOR = 2.38
 _SELECTION_POINTS = 500
 _LENGTHSCALE_FACTORS = np.array([1.0, 1.5, 2.0, 3.0])
 #: the confining wall starts this many times beyond the farthest training point
 _WALL_MARGIN = 2.0
-#: a trajectory that leaves the ball of this many wall radii (and of at least 10√d whitened
-#: units) is rejected without evaluating the model (core.lite_leapfrog's abort_radius: exact,
-#: the rule is the same for its reversal)
-_ABORT_MARGIN = 2.0
-_MIN_ABORT_RADIUS_PER_ROOT_DIM = 10.0
 #: fewer distinct training states than this (a stuck chain) and the surrogate is not refitted
 _MIN_DISTINCT_STATES = 10
 #: the surrogates of KMCLite: score matching on the states (paper 002) or regression on the
@@ -86,22 +80,26 @@ _STABILITY_MAX_SHRINK = 1e3
 _FAR_FIELD_MARGIN = 0.9
 
 
+def _of_hmc(name: str, doc: str) -> property:
+    """A chain attribute that is the surrogate HMC move's ``name``."""
+    return property(
+        lambda chain: getattr(chain.hmc, name),
+        lambda chain, value: setattr(chain.hmc, name, value),
+        doc=doc,
+    )
+
+
 @dataclass
 class KMCChain(ChainState):
-    """Per-chain state of the KMC steps."""
+    """Per-chain state of the KMC steps: the random walk (``random_walk``, whose metric is the
+    history's whitening) and the surrogate HMC move (``hmc``) with the surrogate's fit."""
 
-    rw_scale: RobbinsMonroScale | None = None
-    surrogate: Any = None
-    whitening: Whitening | None = None  # the surrogate's coordinates u = whitening.whiten(x)
-    rw_whitening: Whitening | None = None  # random-walk moves are x + s L ξ with L its factor
-    inv_mass: np.ndarray | None = None
-    wall_radius: float = math.inf
-    wall_stiffness: float = 0.0
-    #: _far_field_step_size_limit() of the current mass and wall (set with them at each selection)
-    far_field_step_size_limit: float = math.inf
-    step_size: float = math.nan
-    step_size_tuner: DualAveraging | JumpDistanceStepSize | WindowedTuner | None = None
-    max_n_steps: int = 0  # L of trajectory_tuning='bayesopt' (L_r ~ U{1..L})
+    hmc: SurrogateHMC | None = None
+    #: after the first fit: the random walk (``random_walk_probability``) or a trajectory
+    learned: Mixture | None = None
+    #: the tuning phase's mixtures with single-coordinate moves, before and after the first fit
+    tuning_random_walk: Mixture | None = None
+    tuning_learned: Mixture | None = None
     lengthscale: float = math.nan
     regularization: float = math.nan
     last_fit_iteration: int = 0
@@ -114,6 +112,26 @@ class KMCChain(ChainState):
     evaluated_values: list | None = None  # evaluated while adapting, and its log densities
     precisions: np.ndarray | None = None  # surrogate="regression": the kernel's 1/ℓ_j²
     trend: PolynomialTrend | None = None  # surrogate="regression": its parametric part
+
+    surrogate = _of_hmc("surrogate", "The fitted surrogate (None before the first fit).")
+    whitening = _of_hmc("frame", "The surrogate's coordinates u = whitening.whiten(x).")
+    inv_mass = _of_hmc("inv_mass", "The diagonal inverse mass matrix of the trajectories.")
+    wall_radius = _of_hmc("wall_radius", "Radius of the confining wall (whitened).")
+    wall_stiffness = _of_hmc("wall_stiffness", "Stiffness of the confining wall.")
+    far_field_step_size_limit = _of_hmc("step_size_cap", "The largest step size allowed.")
+    step_size = _of_hmc("step_size", "The trajectories' step size.")
+    step_size_tuner = _of_hmc("tuner", "The step-size (or (ε, L)) tuner.")
+    max_n_steps = _of_hmc("max_n_steps", "L of trajectory_tuning='bayesopt' (L_r ~ U{1..L}).")
+
+    @property
+    def rw_whitening(self) -> Whitening:
+        """The history's whitening: the random walk's metric, in which jumps are measured."""
+        return self.random_walk.metric
+
+    @rw_whitening.setter
+    def rw_whitening(self, value: Whitening) -> None:
+        self.random_walk.metric = value
+        self.hmc.jump_metric = value
 
 
 class _KMC(KernelStep):
@@ -281,6 +299,8 @@ class _KMC(KernelStep):
     def setup_chain(self, rng, tune: int, draws: int) -> None:
         self._tune_length = int(tune)
         super().setup_chain(rng, tune, draws)
+        if not self.tune:
+            self.chain.hmc.freeze()
         # seeded from a copy of the chain's generator: the chain's own stream is not advanced
         self.chain.energy_rng = np.random.default_rng(copy.deepcopy(self.rng).integers(2**63))
         if self.warm_history is not None:
@@ -299,88 +319,50 @@ class _KMC(KernelStep):
 
     def _new_chain(self) -> KMCChain:
         chain = KMCChain(history=ChainHistory(self.dim))
-        chain.rw_scale = RobbinsMonroScale.within(
-            _RW_FACTOR / math.sqrt(self.dim), SCALE_RANGE, target=0.234
-        )
-        chain.whitening = Whitening.identity(self.dim)
+        chain.random_walk = RandomWalk.optimal(self.dim, SCALE_RANGE, target=0.234)
+        chain.hmc = SurrogateHMC(self.dim, self.n_steps_range, self.step_size_jitter)
+        p = self.random_walk_probability
+        chain.learned = Mixture([(chain.random_walk, p), (chain.hmc, 1.0 - p)])
+        chain.tuning_random_walk = self._with_coordinate_moves(chain, chain.random_walk, False)
+        chain.tuning_learned = self._with_coordinate_moves(chain, chain.learned, True)
         chain.rw_whitening = Whitening.identity(self.dim)
-        chain.inv_mass = np.ones(self.dim)
         chain.next_selection_size = self.min_history
         return chain
 
     # ------------------------------------------------------------------ transition
-    def _propose(self, x):
+    def _propose(self, x) -> tuple[Proposal, None]:
+        """The random walk until the first fit, then the mixture of random walk and surrogate
+        trajectory; while tuning, mixed with single-coordinate moves."""
         chain = self.chain
-        coordinate_move = self._maybe_coordinate_move(x, learned=chain.surrogate is not None)
-        if coordinate_move is not None:
-            return coordinate_move
-        if chain.surrogate is None or self.rng.uniform() < self.random_walk_probability:
-            step = chain.rw_scale.scale * self.rng.standard_normal(self.dim)
-            proposal = x + chain.rw_whitening.chol @ step
-            return proposal, 0.0, {"surrogate": False, "n_steps": 0, "step_size": math.nan}
-        step_size = chain.step_size
-        if isinstance(chain.step_size_tuner, WindowedTuner):  # paper 003's L_r ~ U{1..L}
-            n_steps = int(self.rng.integers(1, chain.max_n_steps + 1))
+        if chain.hmc.ready:
+            kernel = chain.tuning_learned if self.tune else chain.learned
         else:
-            if self.tune and isinstance(chain.step_size_tuner, JumpDistanceStepSize):
-                step_size = chain.step_size_tuner.propose(self.rng)
-            jitter = self.step_size_jitter
-            step_size *= 1.0 + jitter * (2.0 * self.rng.uniform() - 1.0)
-            low, high = self.n_steps_range
-            n_steps = int(self.rng.integers(low, high + 1))
-        step_size = min(step_size, chain.far_field_step_size_limit)
-        momentum = self.rng.standard_normal(self.dim) / np.sqrt(chain.inv_mass)
-        position_white, momentum_new = chain.surrogate.leapfrog(
-            chain.whitening.whiten(x),
-            momentum,
-            step_size,
-            n_steps,
-            chain.inv_mass,
-            chain.wall_radius,
-            chain.wall_stiffness,
-            self._abort_radius(),
-        )
-        position = chain.whitening.unwhiten(position_white)
-        kinetic_start = kinetic_energy(momentum, chain.inv_mass)
-        kinetic_end = kinetic_energy(momentum_new, chain.inv_mass)
-        log_correction = kinetic_start - kinetic_end
-        if not math.isfinite(log_correction):
-            log_correction = -math.inf
-        return (
-            position,
-            log_correction,
-            {
-                "surrogate": True,
-                "n_steps": n_steps,
-                "step_size": step_size,
-                "squared_jump": self._squared_jump(position, x),
-                "kinetic_start": kinetic_start,
-                "kinetic_end": kinetic_end,
-            },
-        )
+            kernel = chain.tuning_random_walk if self.tune else chain.random_walk
+        return kernel.choose(self.rng).propose(self.rng, x), None
 
-    def _transition_stats(self, info):
+    def _transition_stats(self, transition):
         chain = self.chain
-        log_ratio = info.get("log_accept_ratio", -math.inf)
+        proposal, log_ratio = transition.proposal, transition.log_accept_ratio
+        trajectory = proposal.extra if proposal.move is chain.hmc else None
         # As NUTS's `diverging` (which ArviZ's plots and PyMC's checks read): a trajectory whose
         # true energy is non-finite (it left the support, the model was NaN there, or the
         # integration blew up), or any proposal rejected without evaluating the model.
-        diverging = bool(info.get("degenerate", False)) or (
-            bool(info["surrogate"]) and not math.isfinite(log_ratio)
+        diverging = transition.degenerate or (
+            trajectory is not None and not math.isfinite(log_ratio)
         )
         return {
             "diverging": diverging,
-            "step_size": info["step_size"],
-            "n_steps": info["n_steps"],
+            "step_size": math.nan if trajectory is None else trajectory.step_size,
+            "n_steps": 0 if trajectory is None else trajectory.n_steps,
             "energy_error": -log_ratio if math.isfinite(log_ratio) else math.inf,
-            "energy": self._energy(info),
+            "energy": self._energy(transition, trajectory),
             "n_history": len(chain.history),
-            "refit": info.get("refit", False),
-            "surrogate": info["surrogate"],
+            "refit": transition.refit,
+            "surrogate": trajectory is not None,
             "lengthscale": chain.lengthscale,
         }
 
-    def _energy(self, info) -> float:
+    def _energy(self, transition, trajectory) -> float:
         """The Hamiltonian ``−log π(x) + ½ pᵀM⁻¹p`` of the state after this iteration, as
         PyMC's HMC reports it (``az.plot_energy`` and the BFMI read it): after a trajectory the
         end momentum if it was accepted, the initial one if not. An iteration without a
@@ -388,18 +370,13 @@ class _KMC(KernelStep):
         fresh draw from ``N(0, M)``: its kinetic energy is ``½ χ²_d``, drawn from a generator of
         its own so that the draws do not depend on this stat."""
         chain = self.chain
-        if "kinetic_start" in info:
-            kinetic = info["kinetic_end"] if info.get("accepted") else info["kinetic_start"]
+        if trajectory is not None:
+            kinetic = trajectory.kinetic_end if transition.accepted else trajectory.kinetic_start
         elif chain.energy_rng is not None:
             kinetic = 0.5 * float(chain.energy_rng.chisquare(self.dim))
         else:  # pragma: no cover - setup_chain always runs first under pm.sample
             kinetic = 0.5 * self.dim
         return -chain.current_logp + kinetic
-
-    def _squared_jump(self, position, x) -> float:
-        """Squared jump in the history's metric (whitened by its covariance)."""
-        jump = self.chain.rw_whitening.whiten(position) - self.chain.rw_whitening.whiten(x)
-        return float(jump @ jump)
 
     def _recent_history(self) -> np.ndarray:
         """The most recent half of the history: what the chain has learned, without the
@@ -413,16 +390,13 @@ class _KMC(KernelStep):
         if chain.warm_started or chain.accepted_moves >= min_accepted_moves(self.dim):
             chain.rw_whitening = Whitening.from_points(
                 self._recent_history(),
-                fallback_variance=chain.rw_scale.scale**2,
+                fallback_variance=chain.random_walk.scale.scale**2,
                 min_variance=self._variance_floor(),
             )
 
     # ------------------------------------------------------------------ adaptation
-    def _adapt(self, x, accept_prob, info):
+    def _adapt(self, x, transition):
         chain = self.chain
-        coordinate_move = self._adapt_coordinate(info, accept_prob)
-        if not info["surrogate"] and not coordinate_move:
-            chain.rw_scale.update(accept_prob)
         if chain.surrogate is None:
             if len(chain.history) % 50 == 0:
                 self._update_rw_whitening()
@@ -433,28 +407,16 @@ class _KMC(KernelStep):
                 and chain.accepted_moves >= min_accepted_moves(self.dim)
                 and self._fit(x, select=True)
             ):
-                info["refit"] = True
+                transition.refit = True
             return
-        tuner = chain.step_size_tuner
-        if info["surrogate"] and tuner is not None and self.tune:
-            if isinstance(tuner, WindowedTuner):
-                squared_jump = info["squared_jump"]
-                tuner.record(self.rng, accept_prob * squared_jump)
-                chain.step_size, chain.max_n_steps = tuner.parameters
-            elif isinstance(tuner, JumpDistanceStepSize):
-                squared_jump = info["squared_jump"]
-                chain.step_size = tuner.update(
-                    accept_prob * squared_jump if math.isfinite(squared_jump) else 0.0
-                )
-            else:
-                chain.step_size = tuner.update(accept_prob)
         if len(chain.history) >= chain.next_selection_size:
-            info["refit"] = self._fit(x, select=True)
+            transition.refit = self._fit(x, select=True)
         elif self._update_surrogate(x):
-            info["refit"] = True
+            transition.refit = True
 
     def _on_stop_tuning(self):
         chain = self.chain
+        chain.hmc.freeze()
         if isinstance(chain.step_size_tuner, DualAveraging):
             chain.step_size = chain.step_size_tuner.final_step_size
         tuner = chain.step_size_tuner
@@ -467,10 +429,8 @@ class _KMC(KernelStep):
 
     def _abort_radius(self) -> float:
         """Trajectories leaving the ball of this radius (whitened) are rejected without
-        evaluating the model: twice the wall's radius, at least ``10√d`` (inf without a wall,
-        ``confine=False``)."""
-        floor = _MIN_ABORT_RADIUS_PER_ROOT_DIM * math.sqrt(self.dim)
-        return max(_ABORT_MARGIN * self.chain.wall_radius, floor)
+        evaluating the model (see :attr:`SurrogateHMC.abort_radius`)."""
+        return self.chain.hmc.abort_radius
 
     def _far_field_step_size_limit(self) -> float:
         """The largest step size allowed: a margin below the leapfrog's stability limit

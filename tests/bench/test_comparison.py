@@ -67,6 +67,21 @@ def test_ess_err_is_n_for_exact_draws(iid_frame):
     np.testing.assert_allclose(iid["ess_err_per_1000"], 1000 * iid["ess_err"] / n)
 
 
+def test_within_run_mcse_matches_the_spread_of_the_errors_of_exact_draws(iid_frame):
+    df, n, replicates = iid_frame
+    iid = df[df["sampler"] == "iid"]
+    z = (iid["estimate"] - iid["truth"]) / iid["mcse"]
+    # the MCSE of n exact draws is sd(f)/√n up to ArviZ's autocorrelation estimate: the
+    # standardised errors have unit variance (a two-sided χ² bound at level 0.1 %)
+    assert np.isfinite(z).all()
+    alpha = 1e-3
+    count = len(z)
+    lo, hi = stats.chi2.ppf(alpha / 2, count) / count, stats.chi2.ppf(1 - alpha / 2, count) / count
+    assert lo < np.mean(z**2) < hi, np.mean(z**2)
+    biased = df[(df["sampler"] == "biased") & (df["statistic"] == "mean")]
+    assert np.all(np.abs(biased["estimate"] - biased["truth"]) / biased["mcse"] > 5)
+
+
 def test_ess_err_is_small_for_a_biased_sampler(iid_frame):
     df, n, _ = iid_frame
     biased = df[(df["sampler"] == "biased") & (df["statistic"] == "mean")]
@@ -98,6 +113,7 @@ COLUMNS = {
     "ess_bulk": "f",
     "ess_tail": "f",
     "r_hat": "f",
+    "mcse": "f",
     "ess_bulk_pooled": "f",
     "ess_tail_pooled": "f",
     "r_hat_pooled": "f",

@@ -1,4 +1,5 @@
-"""The references every target is scored against (``benchmarks/compare.py``, ``make bench``)."""
+"""The references every target is scored against (``benchmarks/compare/compare.py``,
+``make bench``)."""
 
 from __future__ import annotations
 

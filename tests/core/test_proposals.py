@@ -18,12 +18,12 @@ from pymc_kernel_steps.core.kernels import (
     MaternKernel,
     RationalQuadraticKernel,
 )
+from pymc_kernel_steps.core.moves import kamh_propose
 from pymc_kernel_steps.core.proposals import (
     gaussian_logpdf,
     gaussian_random_walk,
     kamh_covariance,
     kamh_feature_covariance,
-    kamh_propose,
 )
 
 # --------------------------------------------------------------------------- brute force

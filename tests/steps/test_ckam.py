@@ -54,19 +54,19 @@ def test_sampling_scales_follow_the_cosine_schedule_and_start_at_nu_exp():
     assert K == 60
     trace = _run_step(step, model.initial_point(), K)  # exactly the first exploration phase
     chain = step.chain
-    assert chain.position == K and chain.subsample is not None
+    assert chain.position == K and chain.kam.subsample is not None
     # continuity: ν_exp is the exploration's final ν and the schedule passes through it at K
-    assert chain.nu_exp == pytest.approx(math.sqrt(chain.nu2_scale.scale), rel=1e-12)
+    assert chain.nu_exp == pytest.approx(math.sqrt(chain.kam.nu2_scale.scale), rel=1e-12)
     assert ckam_sampling_scale(K, T, chain.nu0) == pytest.approx(chain.nu_exp, rel=1e-12)
     assert chain.nu0 == pytest.approx(2 * chain.nu_exp / (math.cos(math.pi * K / T) + 1))
     # and the first sampling proposal N(x, ν_K² Σ) is the KAM proposal at the phase change
     x = trace[-1][0]
-    sigma = chain.sigma_chol @ chain.sigma_chol.T
+    sigma = chain.walk.chol @ chain.walk.chol.T
     # (with whitening: the whitened KAM covariance mapped back, L R(u) Lᵀ)
-    kam = chain.nu2_scale.scale * step._feature_cov(step._white(x))
-    kam.flat[:: step.dim + 1] += chain.gamma_abs**2
+    kam = chain.kam.nu2_scale.scale * chain.kam.feature_cov(chain.kam.white(x))
+    kam.flat[:: step.dim + 1] += chain.kam.gamma_abs**2
     if step.whiten:
-        kam = chain.whitening.chol @ kam @ chain.whitening.chol.T
+        kam = chain.kam.whitening.chol @ kam @ chain.kam.whitening.chol.T
     np.testing.assert_allclose(chain.nu_exp**2 * sigma, kam, rtol=1e-10, atol=1e-12)
 
     nu0 = chain.nu0
@@ -81,7 +81,7 @@ def test_sampling_scales_follow_the_cosine_schedule_and_start_at_nu_exp():
     np.testing.assert_allclose(scales[: T - K], nu0 / 2 * (np.cos(np.pi * k / T) + 1), rtol=1e-12)
     assert not any(flags[: T - K]) and all(flags[T - K :])
     assert cycles[T - K - 1] == 0 and cycles[T - K] == 1
-    assert step.chain.cycle == 1 and step.chain.subsample is None  # a new cycle forgets
+    assert step.chain.cycle == 1 and step.chain.kam.subsample is None  # a new cycle forgets
 
 
 def test_setup_chain_resets_the_cycle():
@@ -121,20 +121,21 @@ def test_sampling_phase_detailed_balance_with_fixed_scale_and_sigma():
     chain = step.chain
     position = chain.position
     nu = ckam_sampling_scale(position, chain.cycle_length, chain.nu0)
-    chol = nu * chain.sigma_chol
+    chol = nu * chain.walk.chol
     logp = stats.multivariate_normal(CORRELATED_MEAN, CORRELATED_COV).logpdf
     rng = np.random.default_rng(0)
     increments = []
     for _ in range(3000):
         x = rng.multivariate_normal(CORRELATED_MEAN, CORRELATED_COV)
-        y, log_correction, info = step._propose(x)
-        assert chain.position == position and info["scale"] == nu
+        proposal, where = step._propose(x)
+        y, log_correction = proposal.x, proposal.log_correction
+        assert chain.position == position and where.scale == nu
         forward = logp(y) - logp(x) + log_correction
         frozen = logp(y) - logp(x) + gaussian_logpdf(x, y, chol) - gaussian_logpdf(y, x, chol)
         backward = logp(x) - logp(y) + gaussian_logpdf(y, x, chol) - gaussian_logpdf(x, y, chol)
         np.testing.assert_allclose(forward, frozen, atol=1e-9)
         np.testing.assert_allclose(forward, -backward, atol=1e-9)
-        if info["move"] == "rw":  # (hops and jumps: see the mixture test below)
+        if proposal.kind == "cosine_walk":  # (hops and jumps: see the mixture test below)
             increments.append(y - x)
     assert len(increments) > 1500
     # the random-walk component really is N(x, ν² Σ): whitened increments are standard normal
@@ -151,20 +152,20 @@ def _sampling_mixture_logpdf(step, x, y, rho_grid=2001):
     chain = step.chain
     p_hop, p_jump = step.sampling_hops, step.sampling_jumps
     nu = ckam_sampling_scale(chain.position, chain.cycle_length, chain.nu0)
-    walk = gaussian_logpdf(y, x, nu * chain.sigma_chol)
-    archive = chain.history.points[: chain.archive_size]
+    walk = gaussian_logpdf(y, x, nu * chain.walk.chol)
+    archive = chain.history.points[: chain.sampling_hop.archive_size]
     n, d = archive.shape
     shifts = (archive[:, None, :] - archive[None, :, :])[~np.eye(n, dtype=bool)]
     delta = y - x - shifts
     hop = (
-        -0.5 * np.sum(delta**2, axis=1) / chain.gamma_abs**2
-        - d * math.log(chain.gamma_abs)
+        -0.5 * np.sum(delta**2, axis=1) / chain.kam.gamma_abs**2
+        - d * math.log(chain.kam.gamma_abs)
         - 0.5 * d * math.log(2 * math.pi)
     )
     hop = float(np.logaddexp.reduce(hop) - math.log(len(shifts)))
     u = (np.arange(rho_grid) + 0.5) / rho_grid
     rhos = step.jump_scale**u  # ρ = 1 · (jump_scale / 1)^U
-    jump = [gaussian_logpdf(y, x, rho * chain.sampling_jump_chol) for rho in rhos]
+    jump = [gaussian_logpdf(y, x, rho * chain.sampling_jump.chol) for rho in rhos]
     jump = float(np.logaddexp.reduce(jump) - math.log(rho_grid))
     return float(
         np.logaddexp.reduce(
@@ -180,32 +181,36 @@ def test_sampling_phase_mixture_is_symmetric_and_proposes_what_it_says():
     probabilities and the archive does not grow during the phase."""
     _, step = _step_in_sampling_phase()
     chain = step.chain
-    chain.archive_size = 40  # a small archive: the mixture density sums over its 40·39 pairs
-    assert chain.sigma_chol is not None and chain.sampling_jump_chol is not None
+    chain.sampling_hop.archive_size = (
+        40  # a small archive: the mixture density sums over its 40·39 pairs
+    )
+    assert chain.walk.chol is not None and chain.sampling_jump.chol is not None
     rng = np.random.default_rng(2)
-    moves = {"rw": 0, "hop": 0, "jump": 0}
+    moves = {"cosine_walk": 0, "mode_hop": 0, "blind_jump": 0}
     for i in range(4000):
         x = rng.multivariate_normal(CORRELATED_MEAN, CORRELATED_COV)
-        y, log_correction, info = step._propose(x)
-        moves[info["move"]] += 1
+        proposal, where = step._propose(x)
+        y, log_correction = proposal.x, proposal.log_correction
+        moves[proposal.kind] += 1
         assert log_correction == 0.0
         if i < 60:
             forward = _sampling_mixture_logpdf(step, x, y)
             backward = _sampling_mixture_logpdf(step, y, x)
             assert math.isfinite(forward)
             np.testing.assert_allclose(backward - forward, log_correction, atol=1e-9)
-    assert chain.archive_size == 40
-    for move, p in (("hop", step.sampling_hops), ("jump", step.sampling_jumps)):
+    assert chain.sampling_hop.archive_size == 40
+    for move, p in (("mode_hop", step.sampling_hops), ("blind_jump", step.sampling_jumps)):
         assert abs(moves[move] / 4000 - p) < 4 * math.sqrt(p * (1 - p) / 4000), moves
     # a hop lands on x + (z_a − z_b) + γξ with z_a, z_b in the frozen archive
     archive = chain.history.points[:40]
     shifts = (archive[:, None, :] - archive[None, :, :])[~np.eye(40, dtype=bool)]
     x = CORRELATED_MEAN.copy()
     for _ in range(200):
-        y, _, info = step._propose(x)
-        if info["move"] == "hop":
+        proposal, where = step._propose(x)
+        y = proposal.x
+        if proposal.kind == "mode_hop":
             nearest = np.min(np.linalg.norm(y - x - shifts, axis=1))
-            assert nearest < 6 * chain.gamma_abs * math.sqrt(step.dim)
+            assert nearest < 6 * chain.kam.gamma_abs * math.sqrt(step.dim)
 
 
 def test_sampling_phase_move_leaves_the_target_invariant():
@@ -246,7 +251,7 @@ def test_sampling_phase_hops_move_exact_draws_between_modes_and_keep_them_exact(
 
     for z in exact(400):  # history of both modes: what the archive holds once both are found
         chain.history.append(z)
-    chain.archive_size = len(chain.history)
+    chain.sampling_hop.archive_size = len(chain.history)
     position = chain.position + 10
     draws = exact(4000)
     moved, crossed = [], 0

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import pickle
+from functools import partial
 
 import cloudpickle
 import numpy as np
@@ -57,37 +58,32 @@ def _run(step, start, iterations):
 
 # ---------------------------------------------------------------- exactness
 def assert_frozen_trajectories_reversible(step, rng, trials=10):
-    """Replaying the step's draws from states of the correlated Gaussian: the trajectory from
-    (y, −p') returns to (x, −p), and the log correction is the kinetic-energy change. A
-    trajectory aborted (all NaN: it left the abort ball, or diverged) is skipped; at most a
-    fifth may be."""
-    chain = step.chain
+    """The step's surrogate HMC move from states of the correlated Gaussian: the trajectory it
+    reports ends at the proposal, the one from (y, −p') returns to (x, −p), and the log
+    correction is the kinetic-energy change. A trajectory aborted (all NaN: it left the abort
+    ball, or diverged) is skipped; at most a fifth may be."""
+    hmc = step.chain.hmc
     aborted = 0
     for _ in range(trials):
         x = rng.multivariate_normal(CORRELATED_MEAN, CORRELATED_COV)
-        replay = copy.deepcopy(step.rng)
-        y, log_correction, info = step._propose(x)
-        replay.uniform()  # the choice between trajectory and random walk
-        replay.uniform()  # the step-size jitter
-        n_steps = int(replay.integers(step.n_steps_range[0], step.n_steps_range[1] + 1))
-        momentum = replay.standard_normal(step.dim) / np.sqrt(chain.inv_mass)
-        assert n_steps == info["n_steps"]
-        wall = (chain.wall_radius, chain.wall_stiffness, step._abort_radius())
-        white = chain.whitening
-        end, end_momentum = chain.surrogate.leapfrog(
-            white.whiten(x), momentum, info["step_size"], n_steps, chain.inv_mass, *wall
+        proposal = hmc.propose(rng, x)
+        trajectory = proposal.extra
+        momentum, y = trajectory.momentum, proposal.x
+        assert step.n_steps_range[0] <= trajectory.n_steps <= step.n_steps_range[1]
+        integrate = partial(
+            hmc.integrate, step_size=trajectory.step_size, n_steps=trajectory.n_steps
         )
-        np.testing.assert_allclose(y, white.unwhiten(end), rtol=1e-12)
+        end, end_momentum = integrate(hmc.frame.whiten(x), momentum)
+        np.testing.assert_allclose(y, hmc.frame.unwhiten(end), rtol=1e-12)
         if not np.all(np.isfinite(y)):  # rejected without evaluating the model
+            assert not proposal.evaluated
             aborted += 1
             continue
-        assert log_correction == pytest.approx(
-            kinetic_energy(momentum, chain.inv_mass) - kinetic_energy(end_momentum, chain.inv_mass)
+        assert proposal.log_correction == pytest.approx(
+            kinetic_energy(momentum, hmc.inv_mass) - kinetic_energy(end_momentum, hmc.inv_mass)
         )
-        back, back_momentum = chain.surrogate.leapfrog(
-            white.whiten(y), -end_momentum, info["step_size"], n_steps, chain.inv_mass, *wall
-        )
-        np.testing.assert_allclose(white.unwhiten(back), x, atol=1e-8)
+        back, back_momentum = integrate(hmc.frame.whiten(y), -end_momentum)
+        np.testing.assert_allclose(hmc.frame.unwhiten(back), x, atol=1e-8)
         np.testing.assert_allclose(-back_momentum, momentum, atol=1e-8)
         assert np.linalg.norm(y - x) > 1e-3  # the trajectory moves
     assert aborted <= trials // 5
@@ -323,9 +319,9 @@ def test_no_trajectory_runs_past_the_far_field_stability_limit(kmc_class):
     chain.step_size = 20.0 * limit  # as a tuner that drifted past it
     aborted = 0
     for _ in range(50):
-        proposal, _, info = step._propose(history[-1])
-        assert info["step_size"] <= limit
-        u = chain.whitening.whiten(proposal)
+        proposal = chain.hmc.propose(step.rng, history[-1])
+        assert proposal.extra.step_size <= limit
+        u = chain.whitening.whiten(proposal.x)
         if not np.all(np.isfinite(u)):
             aborted += 1
             continue

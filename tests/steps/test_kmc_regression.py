@@ -134,9 +134,9 @@ def test_step_sizes_stay_stable_on_the_gaussian_term_far_from_the_data():
     assert limit == pytest.approx(0.9 * 2.0 / np.sqrt(np.max(chain.inv_mass) * curvature))
     chain.step_size = 20.0 * limit
     for _ in range(50):
-        proposal, _, info = step._propose(points[-1])
-        assert info["step_size"] <= limit
-        u = chain.whitening.whiten(proposal)
+        proposal = chain.hmc.propose(step.rng, points[-1])
+        assert proposal.extra.step_size <= limit
+        u = chain.whitening.whiten(proposal.x)
         assert np.sqrt(u @ u) < 10.0 * chain.wall_radius  # bounded; at 1.2× the limit: 10¹³
 
 

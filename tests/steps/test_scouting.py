@@ -48,8 +48,8 @@ def test_the_chain_goes_on_from_the_best_walk(step_class):
     np.testing.assert_array_equal(point["x"], scouts.positions[best, 0])
     assert stats[0]["model_logp"] == scouts.log_densities.max()
     # the step's own random walk starts at the scale the walks learned
-    assert step.chain.rw_scale.scale == pytest.approx(scouts.scale.scale)
-    assert step.chain.rw_scale.scale != pytest.approx(2.38)
+    assert step.chain.random_walk.scale.scale == pytest.approx(scouts.scale.scale)
+    assert step.chain.random_walk.scale.scale != pytest.approx(2.38)
     point, stats = step.step(point)
     assert len(step.chain.history) == 1 and stats[0]["logp_evals"] == 1
 

@@ -5,6 +5,7 @@
 * :mod:`.skew_normal_abc` — ABC for a 10-d skew-normal (paper 002);
 * :mod:`.lotka_volterra` — a Lotka–Volterra ODE solved by ``scipy`` in a black box;
 * :mod:`.pima` — Bayesian logistic regression on MASS ``Pima.tr``;
+* :mod:`.robustness` — curved, heavy-tailed, skewed and funnel targets with exact moments;
 * :mod:`.registry` — :data:`TARGETS`, with exact or cached reference moments.
 
 The log densities are counted by :class:`CountingLogp` / :class:`NoisyCountingLogp` ops
@@ -30,6 +31,12 @@ from .lotka_volterra import (
 )
 from .pima import PIMA_PREDICTORS, pima_data, pima_logistic_model
 from .registry import REFERENCE_DIR, TARGETS, Target, load_reference
+from .robustness import (
+    ROBUSTNESS_TARGETS,
+    RobustnessTarget,
+    robustness_model,
+    robustness_reference,
+)
 from .skew_normal_abc import (
     skew_normal_abc_data,
     skew_normal_abc_log_likelihood_estimate,
@@ -60,6 +67,10 @@ __all__ = [
     "TARGETS",
     "REFERENCE_DIR",
     "load_reference",
+    "ROBUSTNESS_TARGETS",
+    "RobustnessTarget",
+    "robustness_model",
+    "robustness_reference",
     "LOTKA_VOLTERRA_NAMES",
     "LOTKA_VOLTERRA_TRUE",
     "lotka_volterra_data",

@@ -1,5 +1,6 @@
 """A Lotka–Volterra black box solved by fixed-step RK4 (it never hangs, whatever θ), with data
-simulated from :data:`LV_TRUE`: the ODE of the fault tests and ``benchmarks/ode_check.py``.
+simulated from :data:`LV_TRUE`: the ODE of the fault tests and
+``benchmarks/ode_check/ode_check.py``.
 
 :func:`lotka_volterra_model` looks :func:`lotka_volterra_loglik` up in this module when it is
 called, so a study can record the calls by replacing that attribute. The benchmark target

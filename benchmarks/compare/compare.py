@@ -1,0 +1,364 @@
+"""Accuracy per target evaluation of our samplers against the peers a user would pick instead.
+
+For every target of :data:`pymc_kernel_steps.bench.targets.TARGETS` that has a reference (exact
+moments), :func:`pymc_kernel_steps.bench.runners.compare_samplers` runs every sampler at the same
+budget of counted target evaluations, ``--replicates`` times with independent seeds, and compares
+the estimates of ``E[x_i]`` and ``E[x_i²]`` with the truth: the error-based ESS per 1000
+evaluations (worst coordinate with a bootstrap interval over replicates, and median), with
+ArviZ's bulk/tail ESS and R-hat beside it. See :mod:`pymc_kernel_steps.bench.runners` for the budget
+mapping of each sampler kind.
+
+Samplers: ours (KAMH, AdaptiveMetropolis, KMCLite, KMCFinite, CKAM, whose estimates use its
+sampling-phase draws) on the black-box model (a counting ``Op`` without gradient); peers
+``pm.sample_smc`` and ``emcee`` on the same black box, ``pm.DEMetropolisZ``, and NUTS on the
+differentiable twin (``black_box=False``) where the target has one.
+
+Writes ``<target>.md`` (machine, versions, date, the exact command, the table) and
+``<target>.png``/``<target>-second-moment.png`` into ``--out`` (default ``docs/benchmarks``),
+and ``index.md`` with each target's best sampler of ours against the best peer.
+
+Run time (``make bench``): 3-50 minutes per cheap target (banana, Pima, bimodal, ABC) on one core
+of the shared 2-core development machine, depending on its load; KMCLite and KMCFinite take most
+of it (15-150 s per 12,000-evaluation run), every other sampler under 10 s per run. The ODE
+(5-10 ms per evaluation) takes about 100 minutes, the glass GP (6-40 ms) several hours.
+``--cores`` runs targets in parallel (``fork``ed processes; each counts its own
+evaluations). ``--quick`` took 3.5 minutes at load average 5.
+
+Examples
+--------
+``python benchmarks/compare/compare.py`` (the full run: budget 12,000, 10 replicates, every target)
+``python benchmarks/compare/compare.py --quick`` (budget 2,000, 3 replicates, the banana; written to
+``docs/benchmarks/quick``)
+``python benchmarks/compare/compare.py --targets banana --samplers KMCLite,KMCFinite,emcee,SMC``
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures
+import math
+import multiprocessing
+import shlex
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+import pymc_kernel_steps as pks
+from pymc_kernel_steps.bench import compare_samplers, ess_err_table, plot_comparison
+from pymc_kernel_steps.bench import targets as T
+from pymc_kernel_steps.bench.pages import context_lines, markdown_table
+from pymc_kernel_steps.bench.pages import format_figure as _fmt
+from pymc_kernel_steps.bench.references import reference_for
+
+ROOT = Path(__file__).resolve().parents[2]
+OURS = ("KAMH", "AdaptiveMetropolis", "KMCLite", "KMCFinite", "CKAM")
+#: non-default settings of ours, benchmarked under their own label
+VARIANTS = {
+    "KMCLite-score_matching": lambda: pks.KMCLite(surrogate="score_matching"),
+    "KMCLite-quadratic": lambda: pks.KMCLite(trend="quadratic"),
+}
+
+
+def is_ours(label: str) -> bool:
+    """Whether a sampler label (``"KMCLite"``, ``"KMCLite-score_matching"``, ``"KAMH:…"``) is
+    ours."""
+    return label.split(":")[0] in OURS or label in VARIANTS
+
+
+PEERS = {"SMC": "smc", "emcee": "emcee", "DEMetropolisZ": "demetropolisz", "NUTS": "nuts"}
+QUICK = {"budget": 2000, "replicates": 3, "targets": "banana"}
+
+
+# -------------------------------------------------------------------------------- samplers
+def available_samplers(names=None) -> dict:
+    """``{label: spec}`` of the samplers that exist in this checkout, in the order given."""
+    specs = {name: getattr(pks, name) for name in OURS if hasattr(pks, name)}
+    specs.update(VARIANTS)
+    specs.update(PEERS)
+    if names is None:
+        return specs
+    unknown = [n for n in names if n not in specs]
+    if unknown:
+        raise SystemExit(f"unknown samplers {unknown}; available: {list(specs)}")
+    return {n: specs[n] for n in names}
+
+
+def _twin(target):
+    """The differentiable twin of a target, or None (a twin has no counting op)."""
+    try:
+        twin = target.build(black_box=False)
+    except (TypeError, ValueError, NotImplementedError):
+        return None
+    return None if T.counting_ops(twin) else twin
+
+
+# ---------------------------------------------------------------------------------- tables
+def _best(table, names):
+    rows = table.loc[[n for n in table.index if n in names]]
+    if rows.empty or not np.any(np.isfinite(rows["mean_worst"])):
+        return None, math.nan
+    best = rows["mean_worst"].astype(float).idxmax()
+    return best, float(rows.loc[best, "mean_worst"])
+
+
+# ------------------------------------------------------------------------------------- run
+def run_target(name: str, args, command: str) -> dict:
+    """Compare the samplers on one target, write its markdown and figures; return a summary."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    target = T.TARGETS[name]
+    reference = reference_for(name, target)
+    model = target.build(black_box=True)
+    twin = _twin(target)
+    samplers = available_samplers(args.samplers)
+    skipped = []
+    if twin is None and "NUTS" in samplers:
+        samplers.pop("NUTS")
+        skipped.append("NUTS (no differentiable twin)")
+    start = time.perf_counter()
+    df = compare_samplers(
+        model,
+        samplers,
+        budget=args.budget,
+        replicates=args.replicates,
+        reference=reference,
+        var_names=[target.var_name],
+        gradient_model=twin,
+        tune_fraction=args.tune_fraction,
+        random_seed=args.seed,
+        progress=(lambda msg: print(f"[{name}] {msg}", flush=True)) if args.verbose else None,
+    )
+    minutes = (time.perf_counter() - start) / 60
+    table = ess_err_table(df)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    if args.csv:
+        df.to_csv(out / f"{name}-runs.csv.gz", index=False)
+    figures = []
+    for statistic, suffix in (("mean", ""), ("second_moment", "-second-moment")):
+        fig = plot_comparison(df, statistic=statistic)
+        path = out / f"{name}{suffix}.png"
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+        figures.append(path.name)
+    estimated = bool(df["var_f_estimated"].any())
+    text = [
+        f"# {name}: error-based ESS per 1000 target evaluations",
+        "",
+        *context_lines(command),
+        f"- budget {args.budget} counted evaluations per run (gradient evaluations for NUTS), "
+        f"{args.replicates} replicates per sampler, tune fraction {args.tune_fraction}, "
+        f"run time {minutes:.1f} min",
+        "",
+        "ESS_err(f) = Var_π(f) / MSE(f) over the replicates, per 1000 measured evaluations: "
+        "f = x_i (E[x]) and f = x_i² (E[x²]), worst coordinate with a 90 % bootstrap interval "
+        "over replicates, and the median coordinate. ArviZ's rank-normalised ESS (per 1000 "
+        "evaluations) and R-hat are beside it: *pooled* treats every replicate as a chain of one "
+        "multi-chain run, *1 run* is the median over replicates of a single run's smallest bulk "
+        "ESS (what a user sees; it cannot see bias). No ArviZ ESS for SMC (its particles are "
+        "not a chain).",
+        "",
+        markdown_table(table),
+        "",
+    ]
+    if estimated:
+        text.append(
+            "Var(x²) is not known exactly for this target: it was estimated from the pooled "
+            "draws of all samplers (the same scale for every sampler; the ranking is exact).\n"
+        )
+    if skipped:
+        text.append(f"Not run: {', '.join(skipped)}.\n")
+    text += [f"![{name}]({figures[0]})", "", f"![{name}, E[x²]]({figures[1]})", ""]
+    (out / f"{name}.md").write_text("\n".join(text))
+    ours = [n for n in table.index if is_ours(n)]
+    peers = [n for n in table.index if not is_ours(n)]
+    return {
+        "target": name,
+        "ours": _best(table, ours),
+        "peer": _best(table, peers),
+        "minutes": minutes,
+    }
+
+
+def merge_runs(paths, out: Path, argv) -> None:
+    """Merge the tidy frames of runs of one target for different samplers into one page.
+
+    The runs must share the target, budget, seed and replicates (so replicate ``r`` of every
+    sampler has the same seed, as in one run); a sampler present in two files is an error.
+    Writes ``<target>.md``, ``<target>-runs.csv.gz`` and the figures into ``out``.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import pandas as pd
+
+    frames = [pd.read_csv(p) for p in paths]
+    names = {Path(p).name.removesuffix("-runs.csv.gz") for p in paths}
+    if len(names) != 1:
+        raise SystemExit(f"--merge: files of one target only, got {sorted(names)}")
+    [name] = names
+    seen = {}
+    for path, frame in zip(paths, frames, strict=True):
+        for sampler in frame["sampler"].unique():
+            if sampler in seen:
+                raise SystemExit(f"--merge: {sampler} is in both {seen[sampler]} and {path}")
+            seen[sampler] = path
+    for key in ("budget", "seed"):
+        values = [tuple(sorted(f[key].unique())) for f in frames]
+        if len(set(values)) != 1:
+            raise SystemExit(f"--merge: the runs differ in {key}: {values}")
+    df = pd.concat(frames, ignore_index=True)
+    out.mkdir(parents=True, exist_ok=True)
+    df.to_csv(out / f"{name}-runs.csv.gz", index=False)
+    figures = []
+    for statistic, suffix in (("mean", ""), ("second_moment", "-second-moment")):
+        fig = plot_comparison(df, statistic=statistic)
+        path = out / f"{name}{suffix}.png"
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+        figures.append(path.name)
+    command = "python benchmarks/compare/compare.py " + shlex.join(argv)
+    text = [
+        f"# {name}: error-based ESS per 1000 target evaluations",
+        "",
+        *context_lines(command),
+        f"- merged from {len(paths)} runs of `benchmarks/compare/compare.py` with the same budget "
+        f"({int(df['budget'].iloc[0])}), seeds and replicates, for different `--samplers`; "
+        "each file's own page records its command, date and load",
+        "",
+        markdown_table(ess_err_table(df)),
+        "",
+        f"![{name}]({figures[0]})",
+        "",
+        f"![{name}, E[x²]]({figures[1]})",
+        "",
+    ]
+    (out / f"{name}.md").write_text("\n".join(text))
+    print("\n".join(text))
+    write_index(out, command)
+
+
+def write_index(out: Path, command: str) -> None:
+    """``index.md``: per target with a ``<target>-runs.csv.gz`` in ``out``, our best sampler
+    against the best peer by the worst-coordinate error-based ESS of E[x] per 1000 evaluations."""
+    import pandas as pd
+
+    rows = []
+    for path in sorted(out.glob("*-runs.csv.gz")):
+        name = path.name.removesuffix("-runs.csv.gz")
+        frame = pd.read_csv(path)
+        table = ess_err_table(frame)
+        ours = _best(table, [n for n in table.index if is_ours(n)])
+        peer = _best(table, [n for n in table.index if not is_ours(n)])
+        rows.append((name, int(frame["budget"].iloc[0]), ours, peer))
+    index = [
+        "# Benchmarks: accuracy per target evaluation",
+        "",
+        *context_lines(command),
+        "",
+        "Per target: the best of our samplers and the best peer by the worst-coordinate "
+        "error-based ESS of E[x] per 1000 evaluations (details, run times and figures in each "
+        "target's page).",
+        "",
+        "| target | budget | ours: best | ESS_err / 1k | peer: best | ESS_err / 1k | ratio |",
+        "|:--|--:|:--|--:|:--|--:|--:|",
+    ]
+    for name, budget, (ours, a), (peer, b) in rows:
+        ratio = a / b if b and math.isfinite(a) and math.isfinite(b) else math.nan
+        index.append(
+            f"| [{name}]({name}.md) | {budget:,} | {ours or '-'} | {_fmt(a)} | {peer or '-'} | "
+            f"{_fmt(b)} | {_fmt(ratio)} |"
+        )
+    (out / "index.md").write_text("\n".join(index) + "\n")
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--targets", help="comma-separated (default: every target with a reference)"
+    )
+    parser.add_argument("--samplers", help=f"comma-separated (default: {OURS + tuple(PEERS)})")
+    parser.add_argument("--budget", type=int, default=12_000, help="evaluations per run")
+    parser.add_argument("--replicates", type=int, default=10)
+    parser.add_argument("--tune-fraction", type=float, default=0.5)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--cores", type=int, default=1, help="targets run in parallel")
+    parser.add_argument(
+        "--out",
+        help="output directory (default docs/benchmarks, docs/benchmarks/quick for --quick)",
+    )
+    parser.add_argument("--quick", action="store_true", help=f"defaults {QUICK}")
+    parser.add_argument("--verbose", action="store_true", help="one line per run")
+    parser.add_argument(
+        "--csv", action="store_true", help="also write the tidy frame, <target>-runs.csv.gz"
+    )
+    parser.add_argument(
+        "--merge",
+        nargs="+",
+        metavar="RUNS_CSV",
+        help="instead of sampling, merge <target>-runs.csv.gz files of one target written by "
+        "runs with the same --seed and --replicates for different --samplers into one page",
+    )
+    argv = sys.argv[1:] if argv is None else argv
+    args = parser.parse_args(argv)
+    if args.merge:
+        merge_runs(args.merge, Path(args.out or ROOT / "docs" / "benchmarks"), argv)
+        return
+    if args.quick:
+        given = " ".join(argv)
+        if "--budget" not in given:
+            args.budget = QUICK["budget"]
+        if "--replicates" not in given:
+            args.replicates = QUICK["replicates"]
+        if args.targets is None:
+            args.targets = QUICK["targets"]
+    if args.out is None:
+        args.out = str(ROOT / "docs" / "benchmarks" / ("quick" if args.quick else ""))
+    args.samplers = args.samplers.split(",") if args.samplers else None
+    available_samplers(args.samplers)  # fail early on unknown names
+    with_reference = [n for n, t in T.TARGETS.items() if getattr(t, "true_mean", None) is not None]
+    names = args.targets.split(",") if args.targets else with_reference
+    unknown = [n for n in names if n not in with_reference]
+    if unknown:
+        raise SystemExit(f"targets {unknown} are unknown or have no reference: {with_reference}")
+    command = "python benchmarks/compare/compare.py " + shlex.join(argv)
+    if args.cores > 1 and len(names) > 1:
+        ctx = multiprocessing.get_context("fork")
+        with concurrent.futures.ProcessPoolExecutor(args.cores, mp_context=ctx) as pool:
+            summaries = list(
+                pool.map(run_target, names, [args] * len(names), [command] * len(names))
+            )
+    else:
+        summaries = [run_target(n, args, command) for n in names]
+    index = [
+        "# Benchmarks: accuracy per target evaluation",
+        "",
+        *context_lines(command),
+        "",
+        "Per target: the best of our samplers and the best peer by the worst-coordinate "
+        "error-based ESS of E[x] per 1000 evaluations (details and figures in each target's "
+        "page).",
+        "",
+        "| target | ours: best | ESS_err / 1k | peer: best | ESS_err / 1k | ratio | minutes |",
+        "|:--|:--|--:|:--|--:|--:|--:|",
+    ]
+    for s in summaries:
+        (ours, a), (peer, b) = s["ours"], s["peer"]
+        ratio = a / b if b and math.isfinite(a) and math.isfinite(b) else math.nan
+        index.append(
+            f"| [{s['target']}]({s['target']}.md) | {ours or '-'} | {_fmt(a)} | {peer or '-'} | "
+            f"{_fmt(b)} | {_fmt(ratio)} | {s['minutes']:.1f} |"
+        )
+    Path(args.out).mkdir(parents=True, exist_ok=True)
+    (Path(args.out) / "index.md").write_text("\n".join(index) + "\n")
+    print("\n".join(index))
+
+
+if __name__ == "__main__":
+    main()

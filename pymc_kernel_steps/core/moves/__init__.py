@@ -1,0 +1,31 @@
+"""Moves: small proposal objects with one protocol (:class:`Move`), and their mixtures and
+cycles as data. Never imports PyMC."""
+
+from .base import Move, MoveTally, Proposal
+from .differential_evolution import DifferentialEvolution, Snooker
+from .jumps import BlindJump, CosineWalk, ModeHop
+from .kam import KAMMove, kamh_propose
+from .mixture import Cycle, Mixture
+from .random_walk import RW_FACTOR, CoordinateWalk, RandomWalk, optimal_scale
+from .trajectory import SurrogateHMC, Trajectory
+
+__all__ = [
+    "RW_FACTOR",
+    "BlindJump",
+    "CoordinateWalk",
+    "CosineWalk",
+    "Cycle",
+    "DifferentialEvolution",
+    "KAMMove",
+    "Mixture",
+    "ModeHop",
+    "Move",
+    "MoveTally",
+    "Proposal",
+    "RandomWalk",
+    "Snooker",
+    "SurrogateHMC",
+    "Trajectory",
+    "kamh_propose",
+    "optimal_scale",
+]

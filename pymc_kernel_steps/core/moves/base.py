@@ -1,0 +1,135 @@
+"""The protocol every move follows: a proposal with its correction, per-move adaptation and
+statistics.
+
+A *move* proposes ``x*`` from the current state ``x`` with the log correction
+``log q(x | x*) − log q(x* | x)`` (the Hastings ratio of the proposal densities, or the
+kinetic-energy difference of an HMC trajectory), so that the kernel accepts with
+``min(1, π(x*)/π(x) · exp(correction))``. While tuning, :meth:`Move.update` adapts the move from
+its own outcome; :meth:`Move.freeze` ends its tuning. Every move keeps a :class:`MoveTally` of
+its proposals (acceptance and expected squared jump), from which mixtures that learn their weights
+can be built (:meth:`Mixture.set_weights <.mixture.Mixture.set_weights>`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+__all__ = ["Move", "MoveTally", "Proposal"]
+
+
+@dataclass
+class Proposal:
+    """One proposal of a move.
+
+    Attributes
+    ----------
+    x : numpy.ndarray
+        The proposed state, in the model's coordinates.
+    log_correction : float
+        Added to ``log π(x*) − log π(x)`` in the acceptance ratio.
+    move : Move
+        The move that made it (a mixture names the component it chose).
+    extra : object
+        What the move needs back in :meth:`Move.record` and :meth:`Move.update` (a coordinate,
+        the proposal covariance's factor there, a trajectory's energies...), typed by the move.
+    """
+
+    x: np.ndarray
+    log_correction: float
+    move: Move
+    extra: Any = None
+
+    @property
+    def kind(self) -> str:
+        """The name of the move that made it."""
+        return self.move.kind
+
+    @property
+    def evaluated(self) -> bool:
+        """Whether the model is evaluated at ``x``: a proposal with a non-finite point or
+        correction (a degenerate covariance, a diverged trajectory) is rejected without it."""
+        return bool(np.all(np.isfinite(self.x))) and math.isfinite(self.log_correction)
+
+
+@dataclass
+class MoveTally:
+    """Counts of one move's proposals: how many, their summed acceptance probability and their
+    summed Rao–Blackwellised squared jump ``α ‖x* − x‖²`` (Euclidean, in the model's
+    coordinates)."""
+
+    proposals: int = 0
+    accept_sum: float = 0.0
+    squared_jump_sum: float = 0.0
+    unevaluated: int = 0
+
+    def add(self, proposal: Proposal, x: np.ndarray, accept_prob: float) -> None:
+        self.proposals += 1
+        if not proposal.evaluated:
+            self.unevaluated += 1
+            return
+        accept_prob = accept_prob if math.isfinite(accept_prob) else 0.0
+        jump = proposal.x - x
+        self.accept_sum += accept_prob
+        self.squared_jump_sum += accept_prob * float(jump @ jump)
+
+    @property
+    def acceptance(self) -> float:
+        """Mean acceptance probability (NaN before the first proposal)."""
+        return self.accept_sum / self.proposals if self.proposals else math.nan
+
+    @property
+    def expected_squared_jump(self) -> float:
+        """Mean ``α ‖x* − x‖²`` per proposal (NaN before the first)."""
+        return self.squared_jump_sum / self.proposals if self.proposals else math.nan
+
+
+class Move:
+    """Base of the moves: subclasses set :attr:`kind`, call ``super().__init__()`` and implement
+    :meth:`propose`, and override :meth:`record` (bookkeeping after every decision) and
+    :meth:`update` (adaptation while tuning) where they have something to do."""
+
+    kind: str = "move"
+    #: an unevaluated proposal of this move is an aborted trajectory (it diverged or left the
+    #: region the chain has seen), not a degenerate proposal
+    may_abort: bool = False
+
+    def __init__(self) -> None:
+        self.tally = MoveTally()
+        self.tuning = True
+
+    @property
+    def ready(self) -> bool:
+        """Whether the move can propose now (a jump before its covariance is known cannot);
+        mixtures and cycles pass an unready move's turn on."""
+        return True
+
+    def choose(self, rng: np.random.Generator) -> Move:
+        """The move that makes the next proposal: this one (a mixture or cycle chooses one of
+        its components, drawing what it needs from ``rng``)."""
+        return self
+
+    def propose(self, rng: np.random.Generator, x: np.ndarray) -> Proposal:  # pragma: no cover
+        raise NotImplementedError
+
+    def record(self, proposal: Proposal, x: np.ndarray, accepted: bool, accept_prob) -> None:
+        """After the accept/reject decision on ``proposal`` made from ``x``: count it."""
+        self.tally.add(proposal, x, accept_prob)
+
+    def update(self, proposal: Proposal, x: np.ndarray, accept_prob: float, rng) -> None:
+        """Adapt from the outcome of ``proposal`` (called only while adapting)."""
+
+    def freeze(self) -> None:
+        """End of tuning: what :meth:`propose` does no longer changes with :meth:`update`
+        unless the step keeps adapting (``adapt_after_tuning``)."""
+        self.tuning = False
+
+    def stats(self) -> dict[str, float]:
+        """The move's own figures: acceptance and expected squared jump of its proposals."""
+        return {
+            "acceptance": self.tally.acceptance,
+            "expected_squared_jump": self.tally.expected_squared_jump,
+        }

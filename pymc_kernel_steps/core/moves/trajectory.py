@@ -1,0 +1,149 @@
+"""HMC on a surrogate of the log density (paper 002): trajectories cost no evaluation of the
+model, the end point is accepted with the true one."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..adaptation import DualAveraging, JumpDistanceStepSize
+from ..bayesopt import WindowedTuner
+from ..integrators import kinetic_energy
+from ..whitening import Whitening
+from .base import Move, Proposal
+
+__all__ = ["SurrogateHMC", "Trajectory"]
+
+#: a trajectory that leaves the ball of this many wall radii (and of at least 10√d whitened
+#: units) is rejected without evaluating the model (exact: the rule is the same for its reversal)
+ABORT_MARGIN = 2.0
+MIN_ABORT_RADIUS_PER_ROOT_DIM = 10.0
+
+
+@dataclass(frozen=True)
+class Trajectory:
+    """What one surrogate trajectory was: its length and step size, the squared jump of its end
+    point (in the move's ``jump_metric``), the momenta at its ends and their kinetic energies."""
+
+    n_steps: int
+    step_size: float
+    squared_jump: float
+    momentum: np.ndarray
+    end_momentum: np.ndarray
+    kinetic_start: float
+    kinetic_end: float
+
+
+class SurrogateHMC(Move):
+    """``L`` leapfrog steps of size ``ε`` on a surrogate's log density in the coordinates
+    ``u = frame.whiten(x)``, from a momentum ``p ~ N(0, M)``; the correction is the
+    kinetic-energy difference, so that the true log density at the end point decides.
+
+    The trajectory feels the surrogate plus a confining wall ``−(k/2)(‖u‖ − R)₊²`` and is
+    rejected unevaluated when it leaves the abort ball (:attr:`abort_radius`) or diverges: its
+    proposal is then non-finite (:attr:`~.base.Proposal.evaluated` is False).
+
+    The step size and ``L``: with a :class:`~pymc_kernel_steps.core.WindowedTuner` (Bayesian
+    optimisation of ``(ε, L)``, paper 003) ``L ~ U{1..L_max}``; otherwise ``L`` is uniform in
+    ``n_steps_range`` and ``ε`` jittered by ``±jitter``, drawn by a
+    :class:`~pymc_kernel_steps.core.JumpDistanceStepSize` tuner while tuning, and adapted by
+    :meth:`update` (ESJD search, dual averaging or the windowed optimiser). The step size never
+    exceeds ``step_size_cap``.
+    """
+
+    kind = "surrogate_hmc"
+    may_abort = True
+
+    def __init__(self, dim: int, n_steps_range: tuple[int, int], jitter: float):
+        super().__init__()
+        self.dim = int(dim)
+        self.n_steps_range = n_steps_range
+        self.jitter = float(jitter)
+        self.surrogate = None
+        self.frame = Whitening.identity(dim)
+        self.jump_metric = Whitening.identity(dim)
+        self.inv_mass = np.ones(dim)
+        self.wall_radius = math.inf
+        self.wall_stiffness = 0.0
+        self.step_size_cap = math.inf
+        self.step_size = math.nan
+        self.max_n_steps = 0
+        self.tuner: DualAveraging | JumpDistanceStepSize | WindowedTuner | None = None
+
+    @property
+    def ready(self) -> bool:
+        return self.surrogate is not None
+
+    @property
+    def abort_radius(self) -> float:
+        """Trajectories leaving the ball of this radius (whitened) are rejected without
+        evaluating the model: twice the wall's radius, at least ``10√d`` (inf without a wall)."""
+        floor = MIN_ABORT_RADIUS_PER_ROOT_DIM * math.sqrt(self.dim)
+        return max(ABORT_MARGIN * self.wall_radius, floor)
+
+    def integrate(self, u, momentum, step_size: float, n_steps: int):
+        """The end ``(u, p)`` of a trajectory in the surrogate's coordinates."""
+        return self.surrogate.leapfrog(
+            u,
+            momentum,
+            step_size,
+            n_steps,
+            self.inv_mass,
+            self.wall_radius,
+            self.wall_stiffness,
+            self.abort_radius,
+        )
+
+    def propose(self, rng: np.random.Generator, x: np.ndarray) -> Proposal:
+        step_size = self.step_size
+        if isinstance(self.tuner, WindowedTuner):  # paper 003's L_r ~ U{1..L}
+            n_steps = int(rng.integers(1, self.max_n_steps + 1))
+        else:
+            if self.tuning and isinstance(self.tuner, JumpDistanceStepSize):
+                step_size = self.tuner.propose(rng)
+            step_size *= 1.0 + self.jitter * (2.0 * rng.uniform() - 1.0)
+            low, high = self.n_steps_range
+            n_steps = int(rng.integers(low, high + 1))
+        step_size = min(step_size, self.step_size_cap)
+        momentum = rng.standard_normal(self.dim) / np.sqrt(self.inv_mass)
+        position_white, momentum_new = self.integrate(
+            self.frame.whiten(x), momentum, step_size, n_steps
+        )
+        position = self.frame.unwhiten(position_white)
+        kinetic_start = kinetic_energy(momentum, self.inv_mass)
+        kinetic_end = kinetic_energy(momentum_new, self.inv_mass)
+        log_correction = kinetic_start - kinetic_end
+        if not math.isfinite(log_correction):
+            log_correction = -math.inf
+        jump = self.jump_metric.whiten(position) - self.jump_metric.whiten(x)
+        trajectory = Trajectory(
+            n_steps,
+            step_size,
+            float(jump @ jump),
+            momentum,
+            momentum_new,
+            kinetic_start,
+            kinetic_end,
+        )
+        return Proposal(position, log_correction, self, extra=trajectory)
+
+    def update(self, proposal: Proposal, x: np.ndarray, accept_prob: float, rng) -> None:
+        """Feed the step-size (or ``(ε, L)``) tuner, while tuning."""
+        tuner = self.tuner
+        if tuner is None or not self.tuning:
+            return
+        squared_jump = proposal.extra.squared_jump
+        if isinstance(tuner, WindowedTuner):
+            tuner.record(rng, accept_prob * squared_jump)
+            self.step_size, self.max_n_steps = tuner.parameters
+        elif isinstance(tuner, JumpDistanceStepSize):
+            self.step_size = tuner.update(
+                accept_prob * squared_jump if math.isfinite(squared_jump) else 0.0
+            )
+        else:
+            self.step_size = tuner.update(accept_prob)
+
+    def stats(self) -> dict[str, float]:
+        return {**super().stats(), "step_size": self.step_size}

@@ -1,0 +1,104 @@
+"""Differential-evolution and snooker moves on the chain's history, and a mixture whose weights
+are learned while tuning (:class:`JumpRateWeights`) and frozen at its end, through the moves'
+public interface: a Metropolis–Hastings loop written out here with explicit states."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from pymc_kernel_steps.core import ChainHistory, JumpRateWeights
+from pymc_kernel_steps.core.moves import Mixture, RandomWalk
+from pymc_kernel_steps.core.moves.differential_evolution import DifferentialEvolution, Snooker
+from tests.core.test_differential_evolution import TARGET_MEAN, TARGET_VAR, target_logp
+from tests.helpers import assert_moments
+
+
+def test_population_moves_wait_for_their_population_and_freeze_it():
+    history = ChainHistory(2)
+    de = DifferentialEvolution.optimal(history, min_population=5)
+    snooker = Snooker(history, min_population=5)
+    history.extend(np.random.default_rng(0).normal(size=(4, 2)))
+    assert not de.ready and not snooker.ready
+    history.append(np.zeros(2))
+    assert de.ready and snooker.ready
+    de.freeze()
+    history.extend(np.ones((10, 2)))
+    assert de.population_size == 5 and de.stats()["population"] == 5.0
+    assert snooker.population_size == 15
+    assert np.array_equal(de.population(), history.points[:5])
+
+
+def test_de_starts_at_ter_braaks_scale_and_adapts_only_while_tuning():
+    history = ChainHistory(8)
+    de = DifferentialEvolution.optimal(history)
+    assert de.scale.scale == pytest.approx(2.38 / 4.0)
+    history.extend(np.random.default_rng(1).normal(size=(30, 8)))
+    proposal = de.propose(np.random.default_rng(2), np.zeros(8))
+    assert proposal.kind == "differential_evolution" and proposal.log_correction == 0.0
+    before = de.scale.scale
+    de.update(proposal, np.zeros(8), 1.0, None)
+    assert de.scale.scale > before
+
+
+@pytest.mark.parametrize(
+    ("factory", "match"),
+    [
+        (lambda h: Snooker(h, scale=0.0), "`scale`"),
+        (lambda h: Snooker(h, min_population=2), "`min_population`"),
+        (lambda h: DifferentialEvolution.optimal(h, min_population=1), "`min_population`"),
+    ],
+)
+def test_bad_arguments_are_named(factory, match):
+    with pytest.raises(ValueError, match=match):
+        factory(ChainHistory(2))
+
+
+def run_learned_mixture(seed, tune=3000, draws=12_000):
+    """MH with a mixture of a random walk, DE and snooker: the history grows and the weights are
+    learned while tuning; both are frozen after."""
+    rng = np.random.default_rng(seed)
+    history = ChainHistory(3)
+    walk = RandomWalk.optimal(3, 100.0)
+    moves = [DifferentialEvolution.optimal(history), Snooker(history), walk]  # the last is ready
+    mixture = Mixture([(move, 1.0 / 3.0) for move in moves])
+    weights = JumpRateWeights([1.0, 1.0, 1.0], floor=0.1)
+    x = rng.normal(size=3)
+    logp = target_logp(x)
+    out = np.empty((draws, 3))
+    for i in range(tune + draws):
+        tuning = i < tune
+        if i == tune:
+            mixture.freeze()
+        proposal = mixture.propose(rng, x)
+        accept_prob = 0.0
+        if proposal.evaluated:
+            proposal_logp = target_logp(proposal.x)
+            accept_prob = math.exp(min(0.0, proposal_logp - logp + proposal.log_correction))
+        accepted = rng.uniform() < accept_prob
+        proposal.move.record(proposal, x, accepted, accept_prob)
+        if tuning:
+            proposal.move.update(proposal, x, accept_prob, rng)
+            jump = proposal.x - x
+            weights.record(moves.index(proposal.move), accept_prob, float(jump @ jump))
+            mixture.set_weights(weights.weights)
+        if accepted:
+            x, logp = proposal.x, proposal_logp
+        if tuning:
+            history.append(x)
+        else:
+            out[i - tune] = x
+    return out, mixture
+
+
+def test_a_mixture_with_weights_learned_while_tuning_keeps_the_target():
+    runs = [run_learned_mixture(seed) for seed in (3, 4, 5, 6)]
+    draws = np.stack([run[0] for run in runs])
+    assert_moments(draws, TARGET_MEAN, TARGET_VAR)
+    stats = runs[0][1].stats()
+    assert stats["snooker.weight"] >= 0.1 and stats["random_walk.weight"] >= 0.1
+    assert stats["differential_evolution.acceptance"] > 0.1
+    with pytest.raises(RuntimeError, match="frozen"):
+        runs[0][1].set_weights([0.0, 0.0, 1.0])

@@ -1,0 +1,57 @@
+"""Mixture weights learned from each move's expected squared jump per evaluation."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from pymc_kernel_steps.core.move_weights import JumpRateWeights
+
+
+def test_initial_weights_until_every_move_was_tried_enough():
+    weights = JumpRateWeights([3.0, 1.0], min_evaluations=5)
+    assert np.allclose(weights.weights, [0.75, 0.25])
+    for _ in range(10):
+        weights.record(0, accept_prob=1.0, squared_jump=1.0)
+    assert np.allclose(weights.weights, [0.75, 0.25])
+
+
+def test_weights_follow_the_jump_rate_per_evaluation_with_a_floor():
+    weights = JumpRateWeights([0.5, 0.5, 0.0], floor=0.1, min_evaluations=1)
+    weights.record(0, accept_prob=0.5, squared_jump=4.0)  # rate 2
+    weights.record(1, accept_prob=1.0, squared_jump=6.0, evaluations=3)  # rate 2
+    weights.record(2, accept_prob=0.0, squared_jump=9.0)  # rate 0
+    assert np.allclose(weights.rates(), [2.0, 2.0, 0.0])
+    assert np.allclose(weights.weights, [0.1 + 0.7 * 0.5, 0.1 + 0.7 * 0.5, 0.1])
+    assert weights.weights.sum() == pytest.approx(1.0)
+
+
+def test_a_non_finite_jump_counts_as_nothing_and_frozen_weights_stay():
+    weights = JumpRateWeights([1.0, 1.0], floor=0.0, min_evaluations=1)
+    weights.record(0, accept_prob=0.0, squared_jump=np.inf)
+    weights.record(1, accept_prob=1.0, squared_jump=1.0)
+    assert np.allclose(weights.weights, [0.0, 1.0])
+    weights.freeze()
+    weights.record(0, accept_prob=1.0, squared_jump=100.0)
+    assert np.allclose(weights.weights, [0.0, 1.0])
+
+
+def test_no_jump_at_all_keeps_the_initial_weights():
+    weights = JumpRateWeights([1.0, 3.0], min_evaluations=1)
+    weights.record(0, accept_prob=0.0, squared_jump=1.0)
+    weights.record(1, accept_prob=0.0, squared_jump=1.0)
+    assert np.allclose(weights.weights, [0.25, 0.75])
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"initial": []}, "`initial`"),
+        ({"initial": [1.0, -1.0]}, "`initial`"),
+        ({"initial": [1.0, 1.0], "floor": 0.6}, "`floor`"),
+        ({"initial": [1.0], "min_evaluations": 0}, "`min_evaluations`"),
+    ],
+)
+def test_bad_arguments_are_named(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        JumpRateWeights(**kwargs)

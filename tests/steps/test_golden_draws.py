@@ -1,0 +1,180 @@
+"""Golden draws: every public step's draws and key sample stats, bit for bit, on fixed seeds.
+
+The arrays in ``tests/steps/golden/`` were recorded from the code of the commit named in their
+``recorded_at`` entry. A refactoring of the samplers must leave them unchanged; a change that is
+meant to change the draws re-records them (and says why in the CHANGELOG)::
+
+    python -m tests.steps.test_golden_draws          # from the repository's root
+
+Each run is one chain (``cores=1``) of a few hundred tuning iterations and draws, long enough
+that the random-walk phase, the fits of the surrogates and kernels, the step-size tuning and the
+mixtures' other moves all happen. The tuning iterations are kept and compared too.
+"""
+
+from __future__ import annotations
+
+import logging
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+GOLDEN = Path(__file__).parent / "golden"
+SEEDS = (1, 2, 3)
+#: the sample stats compared with the draws (every step emits them)
+STATS = ("accepted", "logp_evals")
+
+#: name -> (step class, constructor arguments, tune, draws); the variants of KMCLite and
+#: KMCFinite are the code paths their options select (surrogate, step-size tuning)
+CONFIGS = {
+    "KAMH": ("KAMH", {}, 300, 200),
+    "KAMH-scouts": ("KAMH", {"scouts": 2}, 1000, 100),
+    "AdaptiveMetropolis": ("AdaptiveMetropolis", {}, 300, 200),
+    "CKAM": ("CKAM", {}, 300, 200),
+    "KMCLite": ("KMCLite", {}, 300, 200),
+    "KMCLite-score_matching": ("KMCLite", {"surrogate": "score_matching"}, 300, 200),
+    "KMCLite-bayesopt": ("KMCLite", {"trajectory_tuning": "bayesopt"}, 300, 200),
+    "KMCFinite": ("KMCFinite", {}, 300, 200),
+    "KMCFinite-dual_averaging": ("KMCFinite", {"step_size_adaptation": "dual_averaging"}, 300, 200),
+    "KMCLite-warm": ("KMCLite", {"surrogate": "score_matching", "history": "warm"}, 300, 200),
+    "KAMH-adapt_after_tuning": ("KAMH", {"adapt_after_tuning": True}, 300, 200),
+    "KMCFinite-adapt_after_tuning": ("KMCFinite", {"adapt_after_tuning": True}, 300, 200),
+    "AdaptiveHMC": ("AdaptiveHMC", {}, 300, 200),
+}
+#: the states of ``history="warm"``: a fixed Gaussian cloud around the origin
+WARM_STATES = 100
+
+
+def correlated_normal():
+    """A 2-d Gaussian with correlation 0.9."""
+    import pymc as pm
+
+    model = pm.Model()
+    with model:
+        pm.MvNormal("x", mu=np.zeros(2), cov=np.array([[1.0, 0.9], [0.9, 1.0]]))
+    return model
+
+
+def bounded():
+    """A location, a log-transformed scale and a logit-transformed probability (3-d)."""
+    import pymc as pm
+
+    model = pm.Model()
+    with model:
+        mu = pm.Normal("mu", 0.0, 2.0)
+        sigma = pm.HalfNormal("sigma", 1.0)
+        pm.Normal("y", mu, sigma, observed=np.array([0.3, -0.4, 1.1, 0.8, 0.2]))
+        pm.Beta("p", 2.0, 5.0)
+    return model
+
+
+MODELS = {"correlated_normal": correlated_normal, "bounded": bounded}
+
+
+def sample(model_name: str, config: str, seed: int) -> dict[str, np.ndarray]:
+    """One chain's draws (tuning included, the model's value variables raveled side by side)
+    and its ``STATS``, as arrays of ``tune + draws`` rows."""
+    import pymc as pm
+
+    import pymc_kernel_steps as pks
+
+    class_name, kwargs, tune, draws = CONFIGS[config]
+    logging.getLogger("pymc").setLevel(logging.ERROR)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with MODELS[model_name]() as model:
+            if kwargs.get("history") == "warm":
+                dim = sum(np.size(value) for value in model.initial_point().values())
+                states = np.random.default_rng(0).normal(size=(WARM_STATES, dim))
+                kwargs = {**kwargs, "history": states}
+            step = getattr(pks, class_name)(**kwargs)
+            idata = pm.sample(
+                step=step,
+                tune=tune,
+                draws=draws,
+                chains=1,
+                cores=1,
+                random_seed=seed,
+                progressbar=False,
+                compute_convergence_checks=False,
+                discard_tuned_samples=False,
+                idata_kwargs={"include_transformed": True},
+            )
+    names = [v.name for v in model.value_vars]
+    columns = []
+    for name in names:
+        values = np.concatenate(
+            [idata.warmup_posterior[name].values[0], idata.posterior[name].values[0]]
+        )
+        columns.append(values.reshape(values.shape[0], -1))
+    result = {"draws": np.concatenate(columns, axis=1)}
+    for stat in STATS:
+        result[stat] = np.concatenate(
+            [idata.warmup_sample_stats[stat].values[0], idata.sample_stats[stat].values[0]]
+        )
+    return result
+
+
+def _golden_path(model_name: str, config: str) -> Path:
+    return GOLDEN / f"{model_name}--{config}.npz"
+
+
+def _commit() -> str:
+    root = Path(__file__).resolve().parents[2]
+    head = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=True
+    ).stdout.strip()
+    dirty = subprocess.run(
+        ["git", "status", "--porcelain", "--", "pymc_kernel_steps"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    return head + ("+uncommitted-package-changes" if dirty else "")
+
+
+def record() -> None:
+    """Re-record every golden file from this checkout's code."""
+    GOLDEN.mkdir(exist_ok=True)
+    commit = _commit()
+    for model_name in MODELS:
+        for config in CONFIGS:
+            arrays = {}
+            for seed in SEEDS:
+                for key, value in sample(model_name, config, seed).items():
+                    arrays[f"{key}-{seed}"] = value
+            np.savez_compressed(
+                _golden_path(model_name, config), recorded_at=np.array(commit), **arrays
+            )
+            print(f"recorded {model_name} {config}", flush=True)
+
+
+@pytest.mark.parametrize("config", list(CONFIGS))
+@pytest.mark.parametrize("model_name", list(MODELS))
+def test_golden_draws(model_name, config):
+    path = _golden_path(model_name, config)
+    assert path.exists(), f"{path} is missing: run `python -m tests.steps.test_golden_draws`."
+    golden = np.load(path)
+    recorded_at = str(golden["recorded_at"])
+    for seed in SEEDS:
+        result = sample(model_name, config, seed)
+        for key, value in result.items():
+            expected = golden[f"{key}-{seed}"]
+            assert value.shape == expected.shape, (key, seed)
+            differ = np.flatnonzero(
+                ~np.all((value == expected).reshape(value.shape[0], -1), axis=1)
+            )
+            assert differ.size == 0, (
+                f"{config} on {model_name}, seed {seed}: `{key}` differs from the golden run "
+                f"(recorded at {recorded_at}) first at iteration {differ[0]} of "
+                f"{value.shape[0]} ({differ.size} iterations differ)"
+            )
+
+
+if __name__ == "__main__":
+    record()
+    sys.exit(0)
