@@ -88,6 +88,7 @@ from .score_matching import (
     select_hyperparameters,
 )
 from .scouting import Scouts
+from .start_scales import StartScales, conditional_scales
 from .whitening import Whitening
 
 __all__ = [
@@ -122,12 +123,14 @@ __all__ = [
     "SNOOKER_SCALE",
     "Scouts",
     "SearchBox",
+    "StartScales",
     "Whitening",
     "WindowedTuner",
     "adaptation_probability",
     "cholesky_or_nan",
     "ckam_nu0",
     "ckam_sampling_scale",
+    "conditional_scales",
     "cycle_position",
     "de_jump",
     "de_scale",

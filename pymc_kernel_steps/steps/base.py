@@ -32,6 +32,8 @@ from ..core.adaptation import RobbinsMonroScale, adaptation_probability
 from ..core.history import ChainHistory
 from ..core.moves import CoordinateWalk, Mixture, Move, Proposal, RandomWalk, optimal_scale
 from ..core.scouting import Scouts
+from ..core.start_scales import conditional_scales
+from ..core.whitening import Whitening
 from ._threads import single_threaded_blas
 
 __all__ = [
@@ -56,6 +58,12 @@ WARN_SHARE = 0.01
 ABORTED_WARN_SHARE = 0.2
 #: acceptance rate after tuning below which a chain is reported (over at least STUCK_RUN draws)
 LOW_ACCEPTANCE = 0.02
+#: accepted moves per parameter after tuning below which a chain is reported: a random walk's
+#: effective sample size is about 1.4 times its accepted moves per parameter (efficiency 0.33/d
+#: per iteration at acceptance 0.234), so with fewer than 10 every variance estimate is off by a
+#: fifth or more. At d = 100 with PyMC's default 1000 draws the random-walk and KMC steps accept
+#: 0.7-5.2 moves per parameter and their sds are off by a median 34-63 %.
+MIN_ACCEPTED_PER_PARAMETER = 10
 #: iterations of each scout (the initial random walks of ``scouts=``)
 SCOUT_LENGTH = 50
 #: the scouts take at most this share of the tuning phase; with less tuning there are none
@@ -213,6 +221,9 @@ class ChainState:
     random_walk: RandomWalk | None = None
     scout_iterations: int = 0  # the first iterations of tuning that belong to the scouts
     scouts: Scouts | None = None
+    #: each coordinate's conditional scale at the chain's start: the frame of the first
+    #: random-walk moves, the coordinate moves and the scouts (None: not measured, unit scales)
+    start_scales: np.ndarray | None = None
     #: the other chains' tuning data (pooled tuning), learned from with the chain's own
     pooled: TuningData | None = None
 
@@ -607,7 +618,9 @@ class KernelStep(ArrayStepShared):
         MH moves whose acceptance tunes each coordinate's scale), in the share for before
         (``learned=False``) or after the learned proposal starts."""
         if chain.coordinate is None:
-            chain.coordinate = CoordinateWalk(self.dim)
+            # in the start's units once they are known (else `_on_start_scales` sets them)
+            start = 1.0 if chain.start_scales is None else chain.start_scales
+            chain.coordinate = CoordinateWalk(self.dim, optimal_scale(self.dim) * start)
         share = self.coordinate_share_late if learned else self.coordinate_share_early
         return Mixture([(chain.coordinate, share), (move, 1.0 - share)])
 
@@ -706,13 +719,82 @@ class KernelStep(ArrayStepShared):
         ):
             return chain.current_logp, 0
         value = self._evaluate_logp(x, self._point_map_info)
+        evaluations = 1
         if chain.current_point is None:  # the chain's first point
             self._check_start(x, value)
+            evaluations += self._measure_start_scales(x, value)
         chain.current_logp = value if not math.isnan(value) else -math.inf
         chain.current_point = x.copy()
         if self.shared:
             self._snapshot_outside()
-        return chain.current_logp, 1
+        return chain.current_logp, evaluations
+
+    # ------------------------------------------------------------------ the start's scales
+    def _measure_start_scales(self, x: np.ndarray, value: float) -> int:
+        """Measure each coordinate's conditional scale at the chain's start from second
+        differences of the log density (:func:`~pymc_kernel_steps.core.conditional_scales`), so
+        that the first moves suit a posterior whose coordinates differ in scale by orders of
+        magnitude, or that is a thin ridge; returns the evaluations spent. Skipped (none spent)
+        for a noisy log density, whose differences would measure its noise, and after a warm
+        start, whose history already gives the scales."""
+        chain = self.chain
+        if not self._sizes_its_start():
+            return 0
+
+        def probe(point: np.ndarray) -> float:
+            try:
+                return self._evaluate_logp(point, self._point_map_info)
+            except LogDensityError:  # where the model fails, the probe counts as outside
+                return math.nan
+
+        found = conditional_scales(probe, x, value)
+        chain.start_scales = found.relative_to(1.0)
+        self._on_start_scales()
+        return found.evaluations
+
+    def _sizes_its_start(self) -> bool:
+        """Whether a chain measures its start's scales (not for a noisy log density, whose
+        differences would measure its noise, nor after a warm start)."""
+        return not self.noisy_logp and getattr(self, "warm_history", None) is None
+
+    def start_evaluations(self, point: dict) -> int:
+        """The evaluations a chain of this step spends at its first point ``point`` (a dict of
+        the model's value variables, e.g. ``model.initial_point()``) before its first proposal:
+        the start and its second differences. The procedure is deterministic, so this is the
+        count the chain will report (for a benchmark that plans a budget of evaluations); it
+        evaluates the model that many times."""
+        x = DictToArrayBijection.map({v.name: point[v.name] for v in self.vars}).data
+        x = np.asarray(x, dtype=float)
+        value = float(self._logp_fn(x))
+        if not (self._sizes_its_start() and math.isfinite(value)):
+            return 1
+
+        def probe(p: np.ndarray) -> float:
+            try:
+                return float(self._logp_fn(p))
+            except Exception:  # as the chain's probe: a failure counts as outside
+                return math.nan
+
+        return 1 + conditional_scales(probe, x, value).evaluations
+
+    def _on_start_scales(self) -> None:
+        """Once ``chain.start_scales`` is known: the random walk acts in the start's frame
+        until the history gives one."""
+        chain = self.chain
+        if chain.random_walk is not None:
+            chain.random_walk.metric = Whitening.diagonal(chain.start_scales)
+        if chain.coordinate is not None and chain.coordinate.scales is None:
+            chain.coordinate.initial_scale = optimal_scale(self.dim) * chain.start_scales
+
+    def _start_frame(self) -> np.ndarray:
+        """``chain.start_scales``, or unit scales before they are measured."""
+        scales = self.chain.start_scales
+        return np.ones(self.dim) if scales is None else scales
+
+    def _fallback_variance(self, scale: float) -> np.ndarray:
+        """The variance of each coordinate under the random walk of scale ``s`` (``(s D)²``):
+        the whitening's value for a coordinate the history has not moved."""
+        return (scale * self._start_frame()) ** 2
 
     # ------------------------------------------------------------------ the transition
     def _propose(self, x: np.ndarray) -> tuple[Proposal, Any]:  # pragma: no cover
@@ -817,7 +899,9 @@ class KernelStep(ArrayStepShared):
             logp_start, evaluations = self._current_logp(q0.data)
             scale = RobbinsMonroScale.within(optimal_scale(self.dim), SCOUT_SCALE_RANGE)
             length = chain.scout_iterations // self.scouts
-            chain.scouts = Scouts.start(q0.data, logp_start, self.scouts, length, scale)
+            chain.scouts = Scouts.start(
+                q0.data, logp_start, self.scouts, length, scale, chain.start_scales
+            )
         scouts = chain.scouts
         walk = scouts.turn
         proposal = Proposal(scouts.propose(self.rng), 0.0, scouts.walk)
@@ -866,6 +950,10 @@ class KernelStep(ArrayStepShared):
     #: advises "Increase `target_accept`", which is NUTS's advice); None: no such stat
     divergence_advice: ClassVar[str | None] = None
 
+    #: accepted moves per parameter after tuning below which a chain is reported (None: no such
+    #: check, for a step whose accepted moves each travel across the posterior)
+    min_accepted_per_parameter: ClassVar[float | None] = MIN_ACCEPTED_PER_PARAMETER
+
     #: stats a user should look at when the chain is stuck (subclasses name their own)
     stuck_chain_stats: ClassVar[tuple[str, ...]] = ("accept", "accepted", "logp_evals")
 
@@ -891,6 +979,7 @@ class KernelStep(ArrayStepShared):
                 f"only {chain.draws_accepted} of {chain.draws_done} proposals after tuning were "
                 "accepted"
             )
+        problems.extend(self._too_few_moves_per_parameter())
         if chain.degenerate_proposals > WARN_SHARE * total:
             problems.append(
                 f"{chain.degenerate_proposals} of {total} proposals were degenerate (a "
@@ -925,6 +1014,31 @@ class KernelStep(ArrayStepShared):
         if note:
             message += " " + note
         return SamplerWarning(WarningType.BAD_ACCEPTANCE, message, "warning")
+
+    def _too_few_moves_per_parameter(self) -> list[str]:
+        """The problem of a chain whose draws cannot have explored its dimension: fewer than
+        ``min_accepted_per_parameter`` accepted moves per parameter after tuning, over at least
+        ``STUCK_RUN`` draws as the low-acceptance check (a chain that accepted almost nothing is
+        reported as such instead)."""
+        chain = self.chain
+        needed = self.min_accepted_per_parameter
+        if (
+            needed is None
+            or chain.draws_done < STUCK_RUN
+            or chain.draws_accepted >= needed * self.dim
+            or (
+                chain.draws_done >= STUCK_RUN
+                and chain.draws_accepted < LOW_ACCEPTANCE * chain.draws_done
+            )
+        ):
+            return []
+        return [
+            f"{chain.draws_accepted} proposals after tuning were accepted for {self.dim} "
+            f"parameters, {chain.draws_accepted / self.dim:.2g} per parameter, too few to explore "
+            f"every direction (fewer than {needed:g} per parameter; a random walk's effective "
+            "sample size is about 1.4 times its accepted moves per parameter, and one chain "
+            "gives R-hat nothing to compare): draw more, or run several chains"
+        ]
 
     # ------------------------------------------------------------------ PyMC integration
     @staticmethod

@@ -496,11 +496,13 @@ class CKAM(KernelStep):
         kam.subsample = None
         kam.forget_cache()
         if chain.walk.chol is not None and math.isfinite(chain.nu_exp):
-            # warm start: the random walk starts at the total variance of the last KAM proposal
-            total = chain.nu_exp**2 * float(np.sum(chain.walk.chol**2)) / self.dim
-            if total > 0 and math.isfinite(total):
+            # warm start: the random walk (in the start's frame D) starts at the variances of
+            # the last KAM proposal, geometrically averaged over the coordinates
+            variances = chain.nu_exp**2 * np.sum(chain.walk.chol**2, axis=1)
+            log_total = float(np.mean(np.log(variances / self._start_frame() ** 2)))
+            if math.isfinite(log_total):
                 rw = chain.random_walk.scale
-                rw.log_scale = min(max(0.5 * math.log(total), rw.min_log_scale), rw.max_log_scale)
+                rw.log_scale = min(max(0.5 * log_total, rw.min_log_scale), rw.max_log_scale)
         chain.random_walk.scale.iteration = 0
         if kam.nu2_scale is not None:
             kam.nu2_scale.iteration = 0
@@ -521,7 +523,8 @@ class CKAM(KernelStep):
         whitening = None
         if self.whiten:
             whitening = Whitening.from_points(
-                subsample, fallback_variance=chain.random_walk.scale.scale**2
+                subsample,
+                fallback_variance=self._fallback_variance(chain.random_walk.scale.scale),
             )
             subsample = whitening.whiten(subsample)
         if self.kernel is None:
@@ -549,7 +552,10 @@ class CKAM(KernelStep):
             # first KAM phase of the chain: the learned part gets the total variance of the
             # optimal random walk (2.38² whitened; d s² with the random walk's s otherwise)
             trace = float(np.trace(kam.feature_cov_current))
-            total = RW_FACTOR**2 if self.whiten else chain.random_walk.scale.scale**2 * self.dim
+            if self.whiten:
+                total = RW_FACTOR**2
+            else:
+                total = float(np.sum(self._fallback_variance(chain.random_walk.scale.scale)))
             nu2 = total / trace if trace > 0 and np.isfinite(trace) else 1.0
             kam.nu2_scale = RobbinsMonroScale.within(nu2, SCALE_RANGE, target=self.target_accept)
         elif previous_n and previous_n != n:

@@ -355,7 +355,7 @@ class KAMH(KernelStep):
         if self.whiten:
             whitening = Whitening.from_points(
                 subsample,
-                fallback_variance=chain.random_walk.scale.scale**2,
+                fallback_variance=self._fallback_variance(chain.random_walk.scale.scale),
                 min_variance=self._variance_floor(),
             )
             subsample = whitening.whiten(subsample)
@@ -405,7 +405,10 @@ class KAMH(KernelStep):
         the optimal random walk's total variance, kept at that scale as the sub-sample grows,
         and bounded relative to the history's own scale."""
         chain = self.chain
-        total = RW_FACTOR**2 if self.whiten else chain.random_walk.scale.scale**2 * self.dim
+        if self.whiten:
+            total = RW_FACTOR**2
+        else:
+            total = float(np.sum(self._fallback_variance(chain.random_walk.scale.scale)))
         natural = [total / t if _MIN_TRACE < t < np.inf else math.nan for t in traces]
         if first or chain.candidate_nu2_scales is None:
             chain.candidate_nu2_scales = [

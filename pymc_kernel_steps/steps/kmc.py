@@ -329,6 +329,12 @@ class _KMC(KernelStep):
         chain.next_selection_size = self.min_history
         return chain
 
+    def _on_start_scales(self) -> None:
+        super()._on_start_scales()
+        # the random-walk moves (and the jumps' metric) act in the start's frame until the
+        # history gives one
+        self.chain.rw_whitening = Whitening.diagonal(self.chain.start_scales)
+
     # ------------------------------------------------------------------ transition
     def _propose(self, x) -> tuple[Proposal, None]:
         """The random walk until the first fit, then the mixture of random walk and surrogate
@@ -390,7 +396,7 @@ class _KMC(KernelStep):
         if chain.warm_started or chain.accepted_moves >= min_accepted_moves(self.dim):
             chain.rw_whitening = Whitening.from_points(
                 self._recent_history(),
-                fallback_variance=chain.random_walk.scale.scale**2,
+                fallback_variance=self._fallback_variance(chain.random_walk.scale.scale),
                 min_variance=self._variance_floor(),
             )
 
