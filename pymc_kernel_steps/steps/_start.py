@@ -39,7 +39,7 @@ class StartScales:
                 return math.nan
 
         found = conditional_scales(probe, x, value)
-        chain.start_scales = found.relative_to(1.0)
+        chain.start_scales = found.frame()
         self._on_start_scales()
         return found.evaluations
 

@@ -76,7 +76,6 @@ def _check_bounds(name: str, bounds, integer: bool):
     return (int(low), int(high)) if integer else (float(low), float(high))
 
 
-@with_shared_parameters
 class _LogDensityOf:
     """The log density alone, from a compiled ``x -> (log density, gradient)`` function."""
 
@@ -97,6 +96,7 @@ def _require_exact(rng_updates) -> None:
         )
 
 
+@with_shared_parameters
 class AdaptiveHMC(KernelStep):
     r"""Hamiltonian Monte Carlo tuned by Bayesian optimisation (Wang, Mohamed & de Freitas 2013).
 

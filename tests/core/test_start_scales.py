@@ -58,6 +58,16 @@ def test_a_nan_probe_counts_as_outside_and_evaluations_are_counted():
     assert found.evaluations == log_density.calls
 
 
+def test_the_frame_keeps_unit_scales_within_a_factor_hundred_and_measured_ones_beyond():
+    sd = np.array([1e-6, 0.005, 0.05, 1.0, 80.0, 1e6])
+    log_density = lambda x: -0.5 * float(np.sum((x / sd) ** 2))  # noqa: E731
+    found = conditional_scales(log_density, np.zeros(6), 0.0)
+    np.testing.assert_allclose(found.frame(), [1e-6, 0.005, 1.0, 1.0, 1.0, 1e6], rtol=1e-6)
+    np.testing.assert_allclose(found.frame(tolerance=1.0), sd, rtol=1e-6)
+    with pytest.raises(ValueError, match="tolerance"):
+        found.frame(tolerance=0.5)
+
+
 def test_arguments_are_checked():
     with pytest.raises(ValueError, match="value"):
         conditional_scales(lambda x: 0.0, np.zeros(2), -math.inf)
