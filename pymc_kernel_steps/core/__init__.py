@@ -74,6 +74,7 @@ from .regression import (
     select_regression_hyperparameters,
     select_trend,
 )
+from .rejection_runs import rejection_run_probability
 from .schedules import (
     ckam_nu0,
     ckam_sampling_scale,
@@ -159,6 +160,7 @@ __all__ = [
     "median_lengthscale",
     "regression_leapfrog",
     "regularized_variance",
+    "rejection_run_probability",
     "select_hyperparameters",
     "select_regression_hyperparameters",
     "select_trend",

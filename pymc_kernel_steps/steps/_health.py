@@ -3,9 +3,14 @@ proposals were degenerate, aborted or had a NaN log density."""
 
 from __future__ import annotations
 
+import math
+
+import numpy as np
 from pymc.stats.convergence import SamplerWarning, WarningType
 
-__all__ = ["end_of_chain_warning"]
+from ..core.rejection_runs import rejection_run_probability
+
+__all__ = ["end_of_chain_warning", "track_draw"]
 
 #: consecutive rejections after which a chain counts as stuck in the end-of-sampling check
 STUCK_RUN = 200
@@ -23,6 +28,62 @@ LOW_ACCEPTANCE = 0.02
 #: fifth or more. At d = 100 with PyMC's default 1000 draws the random-walk and KMC steps accept
 #: 0.7-5.2 moves per parameter and their sds are off by a median 34-63 %.
 MIN_ACCEPTED_PER_PARAMETER = 10
+#: a run of rejections after tuning this improbable, were acceptance the same at every point,
+#: is reported as a sticky excursion (about one healthy chain in a million)
+STICKY_PROBABILITY = 1e-6
+#: the shortest run reported as a sticky excursion
+MIN_STICKY_RUN = 20
+
+
+def track_draw(chain, accepted: bool) -> None:
+    """After tuning: the run of rejections, the longest one with the point where the chain
+    sat, and the draws' running mean and squared deviations."""
+    x = chain.current_point
+    chain.draws_rejection_run = 0 if accepted else chain.draws_rejection_run + 1
+    if chain.draws_rejection_run > chain.draws_longest_run:
+        chain.draws_longest_run = chain.draws_rejection_run
+        chain.draws_longest_run_end = chain.iteration
+        chain.draws_longest_run_point = np.array(x, copy=True)
+    if chain.draws_mean is None:
+        chain.draws_mean = np.array(x, dtype=float, copy=True)
+        chain.draws_squares = np.zeros_like(chain.draws_mean)
+        return
+    delta = x - chain.draws_mean
+    chain.draws_mean += delta / chain.draws_done
+    chain.draws_squares += delta * (x - chain.draws_mean)
+
+
+def sticky_excursion(step) -> list[str]:
+    """The problem of a chain whose longest run of rejections after tuning is improbably long
+    for its acceptance rate: acceptance depends strongly on where the chain is, so it enters
+    some region rarely and stays long, and its Monte Carlo errors understate the error."""
+    chain = step.chain
+    run, draws = chain.draws_longest_run, chain.draws_done
+    if draws < STUCK_RUN or run < MIN_STICKY_RUN or run >= STUCK_RUN:
+        return []  # too short to judge, or reported as a stuck chain
+    acceptance = chain.draws_accepted / draws
+    probability = rejection_run_probability(run, draws, acceptance)
+    if probability >= STICKY_PROBABILITY:
+        return []
+    sd = np.sqrt(chain.draws_squares / max(draws - 1, 1))
+    offsets = np.abs(chain.draws_longest_run_point - chain.draws_mean) / np.where(sd > 0, sd, 1)
+    farthest = int(np.argmax(offsets))
+    where = ""
+    if math.isfinite(offsets[farthest]):
+        where = (
+            f", {offsets[farthest]:.1f} sds from the draws' mean in coordinate {farthest} of "
+            "the raveled parameters"
+        )
+    end = chain.draws_longest_run_end
+    chance = f"{probability:.0e}" if probability >= 1e-12 else "below 1e-12"
+    return [
+        f"a sticky excursion: after tuning it stayed at one point for {run} iterations "
+        f"(iterations {end - run + 1} to {end}, tuning included){where}, while it accepts "
+        f"{acceptance:.0%} of its proposals (a run that long has probability {chance} if "
+        "acceptance were the same everywhere): the proposal returns poorly from that region, "
+        "which the chain enters rarely, and the MCSE and ESS of these draws understate their "
+        "error. Run more chains and compare them"
+    ]
 
 
 def end_of_chain_warning(step) -> SamplerWarning | None:
@@ -45,6 +106,7 @@ def end_of_chain_warning(step) -> SamplerWarning | None:
             "accepted"
         )
     problems.extend(too_few_moves_per_parameter(step))
+    problems.extend(sticky_excursion(step))
     if chain.degenerate_proposals > WARN_SHARE * total:
         problems.append(
             f"{chain.degenerate_proposals} of {total} proposals were degenerate (a "

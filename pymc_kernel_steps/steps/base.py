@@ -29,7 +29,7 @@ from ..core.history import ChainHistory
 from ..core.moves import CoordinateWalk, Mixture, Move, Proposal, optimal_scale
 from ..core.scouting import Scouts
 from ._compile import pm_compile
-from ._health import MIN_ACCEPTED_PER_PARAMETER, end_of_chain_warning
+from ._health import MIN_ACCEPTED_PER_PARAMETER, end_of_chain_warning, track_draw
 from ._history_input import states_from
 from ._pooling import PooledTuning
 from ._start import StartScales
@@ -521,6 +521,7 @@ class KernelStep(StartScales, PooledTuning, ArrayStepShared):
         if not self.tune:
             chain.draws_done += 1
             chain.draws_accepted += accepted
+            track_draw(chain, accepted)
         if chain.rejection_run > chain.longest_rejection_run:
             chain.longest_rejection_run = chain.rejection_run
             chain.longest_rejection_run_end = chain.iteration

@@ -42,8 +42,8 @@ def test_the_chain_goes_on_from_the_best_walk(step_class):
     # the start, its second differences and the first proposal
     probes = conditional_scales(step._logp_fn, np.zeros(1), float(step._logp_fn(np.zeros(1))))
     assert stats[0]["logp_evals"] == 2 + probes.evaluations
-    np.testing.assert_array_equal(step.chain.start_scales, probes.scales)
-    np.testing.assert_array_equal(step.chain.scouts.coordinate_scales, probes.scales)
+    np.testing.assert_array_equal(step.chain.start_scales, probes.frame())
+    np.testing.assert_array_equal(step.chain.scouts.coordinate_scales, probes.frame())
     point, stats = _run(step, point, scouting - 2)
     assert len(step.chain.history) == 0  # the step's own tuning has not begun
     point, stats = step.step(point)  # the last scouting iteration
