@@ -51,8 +51,7 @@ def _correlated_model() -> pm.Model:
 @pytest.mark.parametrize("step_class", ALL_STEPS, ids=lambda c: c.__name__)
 def test_healthy_chains_are_not_reported_as_sticky(step_class, caplog):
     """Every step on a correlated Gaussian with a positive parameter, PyMC's default lengths:
-    no sticky-excursion warning (the check's false alarms are about one in a million chains
-    where acceptance does not depend on the point)."""
+    no sticky-excursion warning."""
     assert not _sticky_messages(
         caplog, _correlated_model(), step_class, tune=1000, draws=1000, chains=2, seed=1
     )
