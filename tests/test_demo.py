@@ -30,7 +30,9 @@ def test_demo_prints_a_row_per_sampler(capsys):
     assert lines[0].split()[:3] == ["sampler", "evals", "min"]
     assert [line.split()[0] for line in lines[2:]] == ["KMCLite", "CKAM", "DEMetropolisZ"]
     evals = {line.split()[0]: int(line.split()[1]) for line in lines[2:]}
-    assert evals["KMCLite"] == 181  # one per iteration, plus the start point
+    # at most one per iteration (an aborted surrogate trajectory is not evaluated), plus the start
+    # point and its second differences (2 to 6 per coordinate)
+    assert 181 < evals["KMCLite"] <= 181 + 6 * 8
     assert evals["DEMetropolisZ"] >= 2 * 180
     assert "8-d banana" in capsys.readouterr().out
 

@@ -102,8 +102,25 @@ def test_only_the_distributed_module_imports_dask():
         assert not bad, f"{path.relative_to(ROOT)} imports {bad}"
 
 
-def test_the_harness_files_stay_under_600_lines():
-    for path in sorted((PACKAGE / "bench").rglob("*.py")):
+#: the top-level modules that are part of the samplers (the others, the demo and the deprecated
+#: harness re-exports, belong to the harness)
+SAMPLER_TOP_LEVEL = ("__init__.py", "_version.py", "diagnostics.py", "pseudo_marginal.py")
+
+
+def test_the_top_level_samplers_never_import_the_harness():
+    harness = (
+        "pymc_kernel_steps.bench",
+        "pymc_kernel_steps.comparison",
+        "pymc_kernel_steps.targets",
+    )
+    for name in SAMPLER_TOP_LEVEL:
+        path = PACKAGE / name
+        bad = sorted(n for n in _imported_modules(path) if n.startswith(harness))
+        assert not bad, f"{path.relative_to(ROOT)} imports {bad}"
+
+
+def test_no_package_file_is_over_600_lines():
+    for path in sorted(PACKAGE.rglob("*.py")):
         lines = len(path.read_text().splitlines())
         assert lines <= 600, f"{path.relative_to(ROOT)} has {lines} lines"
 

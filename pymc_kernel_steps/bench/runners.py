@@ -20,7 +20,9 @@ PyMC step methods (ours, ``DEMetropolisZ``, ``Metropolis``; kind ``"step"``)
     ``e`` evaluations per iteration: 1 for this package's steps (they keep the current log
     density), 2 for ``DEMetropolisZ`` (it evaluates the current point again), ``2 × size`` for
     ``Metropolis`` (two per accept test, one test per scalar element). Our steps also evaluate
-    each chain's initial point once (``i = 1``; ``i = 0`` for PyMC's). Each replicate runs ``c``
+    each chain's initial point and its second differences (``i = 1 + 2–6 d``, the deterministic
+    count of ``KernelStep.start_evaluations``, measured before the run and not charged; ``i = 0``
+    for PyMC's). Each replicate runs ``c``
     chains of ``n = (B − c i) // (e c)`` iterations, ``tune = round(τ n)`` of them tuning, the
     rest draws: the tuning evaluations are part of the budget. Estimates use the draws (for
     ``CKAM``, only its sampling-phase draws).
@@ -257,8 +259,9 @@ def _run_step(sampler: Sampler, model, seed, s: _Settings) -> dict:
     with model, _quiet():
         step = sampler.factory()
     kind, per_iteration = _step_cost(step, model)
-    # this package's steps evaluate the initial point once per chain
-    initial = s.chains if kind == "kernel" else 0
+    # this package's steps evaluate the initial point and its second differences once per chain
+    # (a deterministic count, measured here before the counters are reset)
+    initial = s.chains * step.start_evaluations(model.initial_point()) if kind == "kernel" else 0
     iterations = (s.budget - initial) // (per_iteration * s.chains)
     if iterations < 2:
         raise ValueError(f"budget: {s.budget} evaluations give fewer than 2 iterations per chain")

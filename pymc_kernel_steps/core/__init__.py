@@ -74,6 +74,7 @@ from .regression import (
     select_regression_hyperparameters,
     select_trend,
 )
+from .rejection_runs import rejection_run_probability
 from .schedules import (
     ckam_nu0,
     ckam_sampling_scale,
@@ -88,6 +89,7 @@ from .score_matching import (
     select_hyperparameters,
 )
 from .scouting import Scouts
+from .start_scales import StartScales, conditional_scales
 from .whitening import Whitening
 
 __all__ = [
@@ -122,12 +124,14 @@ __all__ = [
     "SNOOKER_SCALE",
     "Scouts",
     "SearchBox",
+    "StartScales",
     "Whitening",
     "WindowedTuner",
     "adaptation_probability",
     "cholesky_or_nan",
     "ckam_nu0",
     "ckam_sampling_scale",
+    "conditional_scales",
     "cycle_position",
     "de_jump",
     "de_scale",
@@ -156,6 +160,7 @@ __all__ = [
     "median_lengthscale",
     "regression_leapfrog",
     "regularized_variance",
+    "rejection_run_probability",
     "select_hyperparameters",
     "select_regression_hyperparameters",
     "select_trend",

@@ -258,8 +258,8 @@ class CoordinateScales:
     ----------
     dim : int
         Number of coordinates.
-    initial_scale : float
-        Starting scale of every coordinate.
+    initial_scale : float or array_like, shape (dim,)
+        Starting scale of every coordinate, or of each.
     target : float
         Target acceptance (default 0.44).
     max_factor : float
@@ -269,16 +269,17 @@ class CoordinateScales:
     #: the optimal one-dimensional random-walk scale is about 2.4 standard deviations
     SCALE_PER_SD = 2.4
 
-    def __init__(self, dim: int, initial_scale: float, target: float = 0.44, max_factor=1e8):
-        if not (math.isfinite(initial_scale) and initial_scale > 0):
+    def __init__(self, dim: int, initial_scale, target: float = 0.44, max_factor=1e8):
+        initial = np.broadcast_to(np.asarray(initial_scale, dtype=float), (int(dim),))
+        if not np.all(np.isfinite(initial) & (initial > 0)):
             raise ValueError(f"`initial_scale` must be positive, got {initial_scale!r}.")
         if not 0 < target < 1:
             raise ValueError(f"target acceptance must lie in (0, 1), got {target}.")
-        self.log_scales = np.full(int(dim), math.log(initial_scale))
+        self.log_scales = np.log(initial)
         self.counts = np.zeros(int(dim), dtype=np.int64)
         self.target = float(target)
-        self.min_log_scale = math.log(initial_scale) - math.log(max_factor)
-        self.max_log_scale = math.log(initial_scale) + math.log(max_factor)
+        self.min_log_scales = self.log_scales - math.log(max_factor)
+        self.max_log_scales = self.log_scales + math.log(max_factor)
 
     def propose(self, rng, x):
         """``x`` moved along one uniformly chosen coordinate; returns ``(proposal, coordinate)``."""
@@ -292,7 +293,9 @@ class CoordinateScales:
         accept_prob = accept_prob if math.isfinite(accept_prob) else 0.0
         gain = (self.counts[coordinate] + 1.0) ** -0.5
         value = self.log_scales[coordinate] + gain * (accept_prob - self.target)
-        self.log_scales[coordinate] = min(max(value, self.min_log_scale), self.max_log_scale)
+        self.log_scales[coordinate] = min(
+            max(value, self.min_log_scales[coordinate]), self.max_log_scales[coordinate]
+        )
         self.counts[coordinate] += 1
 
     #: the floor is this fraction of the implied standard deviation: it is there to rescue

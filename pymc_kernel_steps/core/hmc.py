@@ -192,10 +192,13 @@ def find_step_size(
     return float(np.median(found)), evaluations
 
 
-def regularized_variance(points) -> np.ndarray:
-    """Per-coordinate variance of ``points`` (shape (n, d)) shrunk towards 10⁻³ as Stan does:
-    ``n/(n + 5) var + 10⁻³ × 5/(n + 5)``."""
+def regularized_variance(points, reference_variance=1.0) -> np.ndarray:
+    """Per-coordinate variance of ``points`` (shape (n, d)) shrunk towards
+    ``10⁻³ × reference_variance`` as Stan does (which takes the reference 1):
+    ``n/(n + 5) var + 10⁻³ reference × 5/(n + 5)``. A reference in each coordinate's own units
+    (a scalar or shape (d,)) keeps the shrinkage from swamping a coordinate of scale 10⁻⁶."""
     points = np.asarray(points, dtype=float)
     n = points.shape[0]
     variance = points.var(axis=0, ddof=1) if n > 1 else np.zeros(points.shape[1])
-    return n / (n + 5.0) * variance + 1e-3 * 5.0 / (n + 5.0)
+    reference = np.asarray(reference_variance, dtype=float)
+    return n / (n + 5.0) * variance + 1e-3 * reference * 5.0 / (n + 5.0)

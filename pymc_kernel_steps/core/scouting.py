@@ -18,14 +18,15 @@ import numpy as np
 
 from .adaptation import RobbinsMonroScale
 from .moves import RandomWalk
+from .whitening import Whitening
 
 __all__ = ["Scouts"]
 
 
 @dataclass
 class Scouts:
-    """Random walks ``N(x, s² I)`` advanced in turn, one iteration each, with one Robbins–Monro
-    scale ``s`` shared by all of them.
+    """Random walks ``N(x, s² D²)`` advanced in turn, one iteration each, with one Robbins–Monro
+    scale ``s`` shared by all of them and a fixed diagonal ``D`` of per-coordinate scales.
 
     Attributes
     ----------
@@ -38,8 +39,10 @@ class Scouts:
         Iterations of each walk.
     iterations : int
         Iterations done so far (all walks together).
+    coordinate_scales : np.ndarray or None
+        ``(dim,)`` diagonal of ``D`` (None: the identity).
     walk : RandomWalk
-        The move of every walk (its scale is ``scale``).
+        The move of every walk (its scale is ``scale``, its metric ``D``).
     """
 
     positions: np.ndarray
@@ -47,23 +50,46 @@ class Scouts:
     scale: RobbinsMonroScale
     length: int
     iterations: int = 0
+    coordinate_scales: np.ndarray | None = None
     walk: RandomWalk = field(init=False)
 
     def __post_init__(self):
-        self.walk = RandomWalk(self.scale)
+        metric = None
+        if self.coordinate_scales is not None:
+            metric = Whitening.diagonal(self.coordinate_scales)
+        self.walk = RandomWalk(self.scale, metric)
 
     @classmethod
-    def start(cls, x, log_density: float, count: int, length: int, scale: RobbinsMonroScale):
-        """``count`` walks of ``length`` iterations, all from ``x``."""
+    def start(
+        cls,
+        x,
+        log_density: float,
+        count: int,
+        length: int,
+        scale: RobbinsMonroScale,
+        coordinate_scales=None,
+    ):
+        """``count`` walks of ``length`` iterations, all from ``x`` (``coordinate_scales``:
+        the diagonal of ``D``, positive; default the identity)."""
         if count < 1 or length < 1:
             raise ValueError(f"need count ≥ 1 and length ≥ 1, got {count} and {length}.")
         x = np.asarray(x, dtype=float)
+        if coordinate_scales is not None:
+            coordinate_scales = np.asarray(coordinate_scales, dtype=float)
+            if coordinate_scales.shape != x.shape or not np.all(
+                np.isfinite(coordinate_scales) & (coordinate_scales > 0)
+            ):
+                raise ValueError(
+                    f"`coordinate_scales` must be {x.shape[0]} positive numbers, got "
+                    f"{coordinate_scales!r}."
+                )
         value = log_density if not math.isnan(log_density) else -math.inf
         return cls(
             positions=np.tile(x, (count, 1)),
             log_densities=np.full(count, value),
             scale=scale,
             length=int(length),
+            coordinate_scales=coordinate_scales,
         )
 
     @property

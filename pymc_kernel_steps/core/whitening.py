@@ -62,6 +62,14 @@ class Whitening:
         return cls(np.zeros(int(dim)), eye, eye.copy())
 
     @classmethod
+    def diagonal(cls, scales) -> Whitening:
+        """The map ``u = x / scales`` (coordinate-wise; ``scales`` positive, shape (d,))."""
+        scales = np.asarray(scales, dtype=float)
+        if scales.ndim != 1 or not np.all(np.isfinite(scales) & (scales > 0)):
+            raise ValueError(f"`scales` must be a vector of positive numbers, got {scales!r}.")
+        return cls(np.zeros(scales.shape[0]), np.diag(scales), np.diag(1.0 / scales))
+
+    @classmethod
     def from_points(
         cls, points, fallback_variance=1.0, ridge: float | None = None, min_variance=None
     ) -> Whitening:

@@ -50,6 +50,8 @@ class _Job:
     trace_vars: list | None
     tune: int
     draws: int
+    #: pooled tuning: the numbers of completed iterations after which the chains exchange data
+    exchanges: tuple[int, ...] = ()
 
 
 @dataclass
@@ -81,6 +83,8 @@ def sample(
     quiet: bool = False,
     model=None,
     client: distributed.Client | None = None,
+    pooled_tuning: bool = False,
+    tuning_rounds: int = 4,
 ):
     """Draw samples as :func:`pymc.sample` does, with every chain a task on a Dask cluster.
 
@@ -107,6 +111,20 @@ idata_kwargs, compile_kwargs, quiet
         The cluster to run on. Without one, a :class:`distributed.LocalCluster` of
         ``min(chains, os.cpu_count())`` single-threaded worker processes is started on this
         machine and closed at the end.
+    pooled_tuning : bool
+        Let the chains tune on each other's data (default False: every chain on its own). Tuning
+        is cut into ``tuning_rounds + 1`` equal windows; after each window but the last, every
+        chain publishes its :class:`~pymc_kernel_steps.steps.base.TuningData` (the recent half
+        of its history and, for ``KMCLite``, its evaluations) and continues with the other
+        chains' absorbed (``absorb_tuning_data``): its next fit of the proposal learns from all
+        of them. At the end of tuning the kernel is frozen as usual, so the draws stay exact.
+        The exchanges depend only on the chains' own draws, so the draws still depend only on
+        ``random_seed`` (not on the workers), but they are no longer ``pm.sample``'s. A chain
+        waiting for the others releases its worker's slot (``distributed.secede``), so any
+        number of workers works. Every step method that supports it (``pools_tuning_data``:
+        ``KMCLite``, ``KAMH``, ``AdaptiveMetropolis``) pools; at least one must.
+    tuning_rounds : int
+        Exchanges during tuning with ``pooled_tuning`` (default 4).
 
     Returns
     -------
@@ -137,6 +155,8 @@ idata_kwargs, compile_kwargs, quiet
     require_int("chains", chains, minimum=1)
     require_bool("progressbar", progressbar)
     require_bool("discard_tuned_samples", discard_tuned_samples)
+    require_bool("pooled_tuning", pooled_tuning)
+    require_int("tuning_rounds", tuning_rounds, minimum=1)
     if client is not None and not isinstance(client, distributed.Client):
         raise TypeError(
             f"`client` must be a distributed.Client or None, got {type(client).__name__}."
@@ -163,7 +183,12 @@ idata_kwargs, compile_kwargs, quiet
             raise ValueError(f"`var_names`: the model has no variables {sorted(missing)}.")
         trace_vars = model.replace_rvs_by_values(trace_vars)
 
-    payload = cloudpickle.dumps(_Job(model, step, trace_vars, int(tune), int(draws)))
+    exchanges = ()
+    if pooled_tuning:
+        _check_pooling(step, tune, tuning_rounds)
+        exchanges = tuple(tune * k // (tuning_rounds + 1) for k in range(1, tuning_rounds + 1))
+    job = _Job(model, step, trace_vars, int(tune), int(draws), exchanges)
+    payload = cloudpickle.dumps(job)
     started = time.time()
     with ExitStack() as stack:
         if client is None:
@@ -173,7 +198,7 @@ idata_kwargs, compile_kwargs, quiet
             _log.info(f"Distributed sampling ({chains} chains on {workers} Dask workers)")
             _print_step_hierarchy(step)
         results, missing = _run_chains(
-            client, payload, rngs, initial_points, int(tune) + int(draws), progressbar
+            client, payload, rngs, initial_points, int(tune) + int(draws), progressbar, exchanges
         )
     sampling_seconds = time.time() - started
 
@@ -191,8 +216,9 @@ idata_kwargs, compile_kwargs, quiet
     for chain in finished:
         result, trace = results[chain], traces[chain]
         trace.samples, trace._stats, trace.draw_idx = result.samples, result.stats, result.draw_idx
-        _log_warning_stats(result.stats)
     with _quiet_logging(quiet):
+        for chain in finished:
+            _log_warning_stats(results[chain].stats)
         idata = _sample_return(
             run=None,
             traces=[traces[c] for c in finished],
@@ -209,6 +235,35 @@ idata_kwargs, compile_kwargs, quiet
     if missing:
         idata = _relabel_chains(idata, finished)
     return idata
+
+
+def _pooling_steps(step) -> list:
+    """The step methods of ``step`` (one, or a CompoundStep's) that pool tuning data."""
+    methods = getattr(step, "methods", [step])
+    return [m for m in methods if getattr(m, "pools_tuning_data", False)]
+
+
+def _check_pooling(step, tune: int, rounds: int) -> None:
+    """Raise an error naming the problem unless tuning can be pooled."""
+    methods = getattr(step, "methods", [step])
+    pooling = _pooling_steps(step)
+    if not pooling:
+        names = ", ".join(type(m).__name__ for m in methods)
+        raise ValueError(
+            f"`pooled_tuning=True`: no step method here pools tuning data ({names}); KMCLite, "
+            "KAMH and AdaptiveMetropolis do."
+        )
+    for method in pooling:
+        if method.adapt_after_tuning:
+            raise ValueError(
+                f"`pooled_tuning=True` with {type(method).__name__}(adapt_after_tuning=True): "
+                "its adaptation, and with it the other chains' influence, never ends."
+            )
+    if tune < 2 * (rounds + 1):
+        raise ValueError(
+            f"`pooled_tuning=True` cuts tuning into `tuning_rounds + 1` = {rounds + 1} windows; "
+            f"`tune={tune}` is too short for that."
+        )
 
 
 def _steps_and_initial_points(model, step, chains, initvals, seeds, compile_kwargs):
@@ -268,10 +323,25 @@ def _local_client(chains: int):
         yield client
 
 
-def _run_chains(client, payload, rngs, initial_points, iterations, progressbar):
+def _run_chains(client, payload, rngs, initial_points, iterations, progressbar, exchanges):
     """Run every chain as a task; return ({chain: result} of the finished ones, the chains
     missing after an interruption). Waits for all chains; a failed chain cancels the others."""
     run_id = uuid.uuid4().hex
+    try:
+        return _run_chain_tasks(
+            client, run_id, payload, rngs, initial_points, iterations, progressbar
+        )
+    finally:
+        for names in _exchange_names(run_id, len(exchanges), len(rngs)):
+            for name in names:
+                try:
+                    distributed.Variable(name, client=client).delete()
+                    distributed.Event(name, client=client).clear()
+                except Exception:  # the cluster may be gone; nothing is left to clean then
+                    pass
+
+
+def _run_chain_tasks(client, run_id, payload, rngs, initial_points, iterations, progressbar):
     cancel = distributed.Event(f"pks-cancel-{run_id}", client=client)
     topic = f"pks-progress-{run_id}"
     futures = {}
@@ -283,6 +353,7 @@ def _run_chains(client, payload, rngs, initial_points, iterations, progressbar):
             rng,
             start,
             run_id,
+            len(rngs),
             key=f"{TASK_PREFIX}-{chain}-{run_id}",
             pure=False,
             retries=0,
@@ -369,8 +440,9 @@ def _log_warning_stats(stats) -> None:
 
 
 # ---------------------------------------------------------------------------- on the worker
-def _run_chain(payload: bytes, chain: int, rng, start, run_id: str) -> _ChainResult:
-    """Run one chain through PyMC's sampling loop (as ``pm.sample`` runs it) on a worker."""
+def _run_chain(payload: bytes, chain: int, rng, start, run_id: str, chains: int) -> _ChainResult:
+    """Run one chain through PyMC's sampling loop (as ``pm.sample`` runs it) on a worker; with
+    pooled tuning, exchange tuning data with the other chains at ``job.exchanges``."""
     from pymc.backends import _init_trace
     from pymc.sampling.mcmc import _iter_sample
 
@@ -398,14 +470,51 @@ def _run_chain(payload: bytes, chain: int, rng, start, run_id: str) -> _ChainRes
     pymc_logger = logging.getLogger("pymc")
     level = pymc_logger.level
     pymc_logger.setLevel(logging.ERROR)  # the client logs the steps' warnings, once
+    exchanges = {done: round_ for round_, done in enumerate(job.exchanges)}
+    pooling = _pooling_steps(job.step)
     try:
         for done, _ in enumerate(iterations, start=1):
-            if monitor.due() and monitor.report_and_check(done):
+            cancelled = monitor.due() and monitor.report_and_check(done)
+            if done in exchanges and not cancelled:
+                names = _exchange_names(run_id, len(job.exchanges), chains)[exchanges[done]]
+                cancelled = not _exchange(pooling, names, chain, monitor)
+            if cancelled:
                 iterations.close()
                 return _ChainResult(chain, {}, None, 0, cancelled=True)
     finally:
         pymc_logger.setLevel(level)
     return _ChainResult(chain, trace.samples, trace._stats, trace.draw_idx)
+
+
+def _exchange_names(run_id: str, rounds: int, chains: int) -> list[list[str]]:
+    """The names of the Dask variables of pooled tuning: ``[round][chain]``."""
+    return [[f"pks-pool-{run_id}-{r}-{c}" for c in range(chains)] for r in range(rounds)]
+
+
+def _exchange(steps, names: list[str], chain: int, monitor: _ChainMonitor) -> bool:
+    """Publish this chain's tuning data under ``names[chain]`` (a Dask variable, announced by
+    the event of the same name), wait for the other chains' (not holding the worker's slot
+    meanwhile) and absorb them in chain order; False if the run was cancelled while waiting.
+    A chain re-run after its worker died publishes the same data again and finds the others'
+    where it left them, so it repeats its draws."""
+    mine = cloudpickle.dumps([step.tuning_data() for step in steps])
+    distributed.Variable(names[chain]).set(mine)
+    distributed.Event(names[chain]).set()
+    others = []
+    distributed.secede()
+    try:
+        for other, name in enumerate(names):
+            if other == chain:
+                continue
+            while not distributed.Event(name).wait(timeout=REPORT_INTERVAL):
+                if monitor.cancel.is_set():
+                    return False
+            others.append(cloudpickle.loads(distributed.Variable(name).get()))
+    finally:
+        distributed.rejoin()
+    for index, step in enumerate(steps):
+        step.absorb_tuning_data([data[index] for data in others])
+    return True
 
 
 class _ChainMonitor:

@@ -4,7 +4,8 @@ from .ahmc import AdaptiveHMC
 from .base import KernelStep, LogDensityError
 from .ckam import CKAM, sampling_phase
 from .kamh import KAMH, AdaptiveMetropolis
-from .kmc import KMCFinite, KMCLite
+from .kmc_finite import KMCFinite
+from .kmc_lite import KMCLite
 
 __all__ = [
     "AdaptiveHMC",

@@ -8,21 +8,17 @@ It compiles the model's log density for the step's block once, evaluates it once
 from __future__ import annotations
 
 import math
-import numbers
 import sys
-from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
 from pymc.blocking import DictToArrayBijection, RaveledVars
 from pymc.exceptions import SamplingError
 from pymc.model import modelcontext
-from pymc.pytensorf import compile as pm_compile_fastmath
 from pymc.pytensorf import join_nonshared_inputs, make_shared_replacements, reseed_rngs
-from pymc.stats.convergence import SamplerWarning, WarningType
+from pymc.stats.convergence import SamplerWarning
 from pymc.step_methods.arraystep import ArrayStepShared
-from pymc.step_methods.compound import Competence, StepMethodState
-from pymc.step_methods.state import dataclass_state
+from pymc.step_methods.compound import Competence
 from pymc.util import get_random_generator, get_value_vars_from_user_vars
 from pymc.vartypes import discrete_types
 from rich.progress import TextColumn
@@ -30,31 +26,30 @@ from rich.table import Column
 
 from ..core.adaptation import RobbinsMonroScale, adaptation_probability
 from ..core.history import ChainHistory
-from ..core.moves import CoordinateWalk, Mixture, Move, Proposal, RandomWalk, optimal_scale
+from ..core.moves import CoordinateWalk, Mixture, Move, Proposal, optimal_scale
 from ..core.scouting import Scouts
+from ._compile import pm_compile
+from ._health import MIN_ACCEPTED_PER_PARAMETER, end_of_chain_warning, track_draw
+from ._history_input import states_from
+from ._pooling import PooledTuning
+from ._start import StartScales
+from ._state import ChainState, KernelStepState, Transition, TuningData
 from ._threads import single_threaded_blas
+from ._validation import require_bool, require_int, require_positive, require_real
 
 __all__ = [
-    "require_bool",
     "ChainState",
     "KernelStep",
     "KernelStepState",
     "LogDensityError",
+    "Transition",
+    "require_bool",
     "require_int",
     "require_positive",
     "require_real",
+    "TuningData",
 ]
 
-#: consecutive rejections after which a chain counts as stuck in the end-of-sampling check
-STUCK_RUN = 200
-#: share of iterations with degenerate (unevaluated) or NaN proposals that earns a warning
-WARN_SHARE = 0.01
-#: share of iterations whose surrogate trajectory was aborted (diverged, or left the region the
-#: chain has seen; rejected without evaluating the model) that earns a warning: a few are the
-#: price of long steps where the surrogate is steep, a fifth means it is poor where the chain is
-ABORTED_WARN_SHARE = 0.2
-#: acceptance rate after tuning below which a chain is reported (over at least STUCK_RUN draws)
-LOW_ACCEPTANCE = 0.02
 #: iterations of each scout (the initial random walks of ``scouts=``)
 SCOUT_LENGTH = 50
 #: the scouts take at most this share of the tuning phase; with less tuning there are none
@@ -64,24 +59,6 @@ SCOUT_LENGTH = 50
 SCOUT_SHARE = 0.1
 #: the scouts' random-walk scale stays within this factor of its start
 SCOUT_SCALE_RANGE = 1e4
-
-
-def pm_compile(*args, **kwargs):
-    """:func:`pymc.pytensorf.compile` without numba's fast-math flags.
-
-    PyTensor's numba backend compiles with ``reassoc`` and ``contract`` by default, and then a
-    function compiled in a fresh process (an empty PyTensor cache) and the same function loaded
-    from the cache by the next process round differently in the last bit (measured: a model's
-    log density ``-0x1.fe2fb4cb2544cp+2`` against ``...544bp+2``); a Metropolis chain amplifies
-    that into different draws, so the first run on a machine did not reproduce. Without those
-    flags every process computes the same values (tested in a fresh cache directory against a
-    filled one); PyTensor keys its cache by the flag, so these functions never share cached code
-    with fast-math ones.
-    """
-    import pytensor
-
-    with pytensor.config.change_flags(numba__fastmath=False):
-        return pm_compile_fastmath(*args, **kwargs)
 
 
 def _sampling_chain_index() -> int | None:
@@ -103,111 +80,7 @@ class LogDensityError(RuntimeError):
     """The model's log density failed (raised, or returned +inf) at a point a step proposed."""
 
 
-def require_int(name: str, value, minimum: int) -> None:
-    """Raise a ValueError naming ``name`` unless ``value`` is an integer ≥ ``minimum``."""
-    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < minimum:
-        raise ValueError(f"`{name}` must be an integer ≥ {minimum}, got {value!r}.")
-
-
-def require_bool(name: str, value) -> None:
-    """Raise a TypeError naming ``name`` unless ``value`` is a bool."""
-    if not isinstance(value, bool | np.bool_):
-        raise TypeError(f"`{name}` must be True or False, got {value!r}.")
-
-
-def require_real(name: str, value) -> None:
-    """Raise a TypeError naming ``name`` unless ``value`` is a real number (not a bool, a
-    string or an array), so that ``step_size="0.1"`` is told which parameter is wrong."""
-    if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Real):
-        raise TypeError(f"`{name}` must be a number, got {value!r} of type {type(value).__name__}.")
-
-
-def require_positive(name: str, value) -> None:
-    """Raise a ValueError naming ``name`` unless ``value`` is a positive finite number (a
-    TypeError if it is not a number)."""
-    require_real(name, value)
-    if not (np.isfinite(value) and value > 0):
-        raise ValueError(f"`{name}` must be a positive finite number, got {value!r}.")
-
-
-@dataclass
-class ChainState:
-    """Everything that belongs to one chain; reset by ``setup_chain``.
-
-    Subclasses add their own fields (surrogate, adaptation state, ...).
-    """
-
-    history: ChainHistory
-    iteration: int = 0
-    current_point: np.ndarray | None = None
-    current_logp: float = math.nan
-    outside_values: list[np.ndarray] = field(default_factory=list)
-    adaptation_iteration: int = 0
-    total_iterations: int = 0
-    rejection_run: int = 0
-    accepted_moves: int = 0
-    longest_rejection_run: int = 0
-    longest_rejection_run_end: int = 0
-    degenerate_proposals: int = 0
-    #: surrogate trajectories that diverged or left the abort ball (KMC), not evaluated either
-    aborted_trajectories: int = 0
-    nan_log_densities: int = 0
-    draws_done: int = 0
-    draws_accepted: int = 0
-    #: draws after tuning with the `diverging` stat (steps that emit it)
-    draws_diverging: int = 0
-    #: sum and count of the acceptance probabilities since the start of the current phase
-    #: (tuning or drawing), for the `accept_rate` stat
-    accept_sum: float = 0.0
-    accept_count: int = 0
-    #: the single-coordinate moves of the tuning phase (created at the first)
-    coordinate: CoordinateWalk | None = None
-    #: the step's own random walk, which restarts at the scale of the scouts
-    random_walk: RandomWalk | None = None
-    scout_iterations: int = 0  # the first iterations of tuning that belong to the scouts
-    scouts: Scouts | None = None
-
-
-@dataclass
-class Transition:
-    """What one iteration did, for the step's adaptation and its sample stats.
-
-    Attributes
-    ----------
-    proposal : Proposal
-        The proposal and the move that made it.
-    context : object
-        What the step noted when it proposed (for example CKAM's position in its cycle), typed
-        by the step; None for most.
-    accepted : bool
-    accept_prob : float
-        ``min(1, exp(log_accept_ratio))``.
-    log_accept_ratio : float
-        −inf for a proposal rejected without evaluating the model.
-    refit : bool
-        The step refitted what its proposals learn from (surrogate, sub-sample) this iteration.
-    """
-
-    proposal: Proposal
-    context: Any
-    accepted: bool
-    accept_prob: float
-    log_accept_ratio: float
-    refit: bool = False
-
-    @property
-    def degenerate(self) -> bool:
-        """Rejected without evaluating the model (a non-finite proposal or correction)."""
-        return not self.proposal.evaluated
-
-
-@dataclass_state
-class KernelStepState(StepMethodState):
-    tune: bool
-    chain: Any
-
-
-class KernelStep(ArrayStepShared):
+class KernelStep(StartScales, PooledTuning, ArrayStepShared):
     """Base class of the step methods in this package (not used directly).
 
     Subclasses implement :meth:`_new_chain`, :meth:`_propose` and :meth:`_adapt`, and may extend
@@ -312,14 +185,7 @@ class KernelStep(ArrayStepShared):
         [logp], raveled_input = join_nonshared_inputs(
             point=initial_point, outputs=[model.logp()], inputs=vars, shared_inputs=shared
         )
-        self._logp_fn, rng_updates = pm_compile(
-            [raveled_input],
-            logp,
-            random_seed=False,
-            return_updates=True,
-            **(compile_kwargs or {}),
-        )
-        self._logp_fn.trust_input = True
+        self._logp_fn, rng_updates = self._compile_log_density(logp, raveled_input, compile_kwargs)
         self._logp_rngs = list(rng_updates)
         self.noisy_logp = bool(self._logp_rngs)
         if self.noisy_logp:
@@ -333,6 +199,15 @@ class KernelStep(ArrayStepShared):
         self.tune = True
         self._point_map_info = None
         self.chain = self._new_chain()
+
+    def _compile_log_density(self, logp, raveled_input, compile_kwargs):
+        """The compiled log density of the step's block (its one compilation) and the updates of
+        the random generators it draws from (a noisy log density has some)."""
+        fn, rng_updates = pm_compile(
+            [raveled_input], logp, random_seed=False, return_updates=True, **(compile_kwargs or {})
+        )
+        fn.trust_input = True
+        return fn, rng_updates
 
     # ------------------------------------------------------------------ pickling
     def __getstate__(self):
@@ -354,106 +229,9 @@ class KernelStep(ArrayStepShared):
         self.__dict__.update(state)
 
     def _states_from(self, history, parameter: str = "history", model=None) -> np.ndarray:
-        """The states of ``history`` as an ``(n, dim)`` float array in the step's coordinates (a
-        copy): an array of such rows, or an ArviZ ``DataTree``/``InferenceData`` whose
-        ``posterior`` holds the step's variables (chains and draws pooled), or that posterior
-        itself (``idata.posterior``). A transformed variable is read from its value variable
-        (such as ``'sigma_log__'``, recorded with ``include_transformed=True``) when present,
-        else computed from the constrained draws with ``model``'s transform."""
-        posterior = getattr(history, "posterior", None)
-        if posterior is None and hasattr(history, "data_vars"):  # idata.posterior itself
-            posterior = history
-        if posterior is not None:
-            missing = [name for name, _ in self._var_shapes if name not in posterior]
-            unconstrained = self._unconstrained_draws(posterior, missing, parameter, model)
-            columns = []
-            for name, shape in self._var_shapes:
-                if name in unconstrained:
-                    values = unconstrained[name]
-                else:
-                    values = np.asarray(posterior[name].values, dtype=float)
-                size = int(np.prod(shape, dtype=int))
-                if values.ndim < 2 or values.shape[2:] != shape:
-                    raise ValueError(
-                        f"`{parameter}`: posterior variable {name!r} has shape {values.shape}; "
-                        f"expected (chain, draw, *{shape})."
-                    )
-                columns.append(values.reshape(-1, size))
-            states = np.concatenate(columns, axis=1)
-        else:
-            try:
-                states = np.array(history, dtype=float)
-            except (TypeError, ValueError) as error:
-                raise TypeError(
-                    f"`{parameter}` must be an ArviZ DataTree/InferenceData with a posterior "
-                    f"(the result of pm.sample), its posterior, or an (n, {self.dim}) array of "
-                    f"states, got {type(history).__name__}."
-                ) from error
-            if states.ndim != 2 or states.shape[1] != self.dim:
-                raise ValueError(
-                    f"`{parameter}` must have shape (n, {self.dim}) (one state per row, in the "
-                    f"step's coordinates), got shape {states.shape}."
-                )
-        if not np.all(np.isfinite(states)):
-            raise ValueError(f"`{parameter}` holds non-finite values.")
-        return states
-
-    def _unconstrained_draws(self, posterior, names, parameter, model) -> dict[str, np.ndarray]:
-        """The draws of the value variables ``names`` (transformed, absent from ``posterior``:
-        ``pm.sample`` records only the constrained variables by default), computed from the
-        constrained draws with the model's transforms; ``(chain, draw, *shape)`` arrays."""
-        if not names:
-            return {}
-        hint = (
-            f"pass the DataTree of pm.sample(..., idata_kwargs={{'include_transformed': True}}) "
-            f"or an (n, {self.dim}) array of states in the step's coordinates."
-        )
-        if model is None:
-            raise ValueError(
-                f"`{parameter}`: the posterior has no variable {names[0]!r}, which "
-                f"{type(self).__name__} samples; {hint}"
-            )
-        import pytensor
-        from pytensor.graph.replace import graph_replace
-        from pytensor.graph.traversal import explicit_graph_inputs
-
-        values_to_rvs = {value.name: rv for value, rv in model.values_to_rvs.items()}
-        graphs = []
-        for name in names:
-            rv = values_to_rvs.get(name)
-            transform = None if rv is None else model.rvs_to_transforms.get(rv)
-            if transform is None or rv.name not in posterior:
-                raise ValueError(
-                    f"`{parameter}`: the posterior has neither the variable {name!r}, which "
-                    f"{type(self).__name__} samples, nor its constrained variable; {hint}"
-                )
-            graphs.append(transform.forward(rv, *rv.owner.inputs))
-        # the transforms' inputs (bounds may depend on other variables) as functions of the
-        # constrained draws of the model's free variables, which the posterior records
-        placeholders = {rv: rv.type(name=rv.name) for rv in model.free_RVs}
-        graphs = graph_replace(graphs, placeholders, strict=False)
-        needed = set(explicit_graph_inputs(graphs))
-        inputs = [p for p in placeholders.values() if p in needed]
-        for placeholder in inputs:
-            if placeholder.name not in posterior:
-                raise ValueError(
-                    f"`{parameter}`: the posterior has no variable {placeholder.name!r}, which "
-                    f"the transforms of {names} need; {hint}"
-                )
-        fn = pytensor.function(inputs, graphs, mode="FAST_COMPILE", on_unused_input="ignore")
-        draws = [np.asarray(posterior[p.name].values) for p in inputs]
-        lead = np.asarray(posterior[values_to_rvs[names[0]].name].values).shape[:2]
-        flat = [d.reshape(-1, *d.shape[2:]) for d in draws]
-        n = int(np.prod(lead))
-        results = [[] for _ in names]
-        for i in range(n):
-            outputs = fn(*[d[i].astype(p.dtype) for d, p in zip(flat, inputs, strict=True)])
-            for out, value in zip(results, outputs, strict=True):
-                out.append(np.asarray(value, dtype=float))
-        return {
-            name: np.stack(out).reshape(*lead, *out[0].shape)
-            for name, out in zip(names, results, strict=True)
-        }
+        """The states of ``history`` as an ``(n, dim)`` array in the step's coordinates (see
+        :func:`._history_input.states_from`)."""
+        return states_from(self, history, parameter, model)
 
     # ------------------------------------------------------------------ chain set-up and tuning
     def setup_chain(self, rng, tune: int, draws: int) -> None:
@@ -498,7 +276,9 @@ class KernelStep(ArrayStepShared):
         MH moves whose acceptance tunes each coordinate's scale), in the share for before
         (``learned=False``) or after the learned proposal starts."""
         if chain.coordinate is None:
-            chain.coordinate = CoordinateWalk(self.dim)
+            # in the start's units once they are known (else `_on_start_scales` sets them)
+            start = 1.0 if chain.start_scales is None else chain.start_scales
+            chain.coordinate = CoordinateWalk(self.dim, optimal_scale(self.dim) * start)
         share = self.coordinate_share_late if learned else self.coordinate_share_early
         return Mixture([(chain.coordinate, share), (move, 1.0 - share)])
 
@@ -597,13 +377,15 @@ class KernelStep(ArrayStepShared):
         ):
             return chain.current_logp, 0
         value = self._evaluate_logp(x, self._point_map_info)
+        evaluations = 1
         if chain.current_point is None:  # the chain's first point
             self._check_start(x, value)
+            evaluations += self._measure_start_scales(x, value)
         chain.current_logp = value if not math.isnan(value) else -math.inf
         chain.current_point = x.copy()
         if self.shared:
             self._snapshot_outside()
-        return chain.current_logp, 1
+        return chain.current_logp, evaluations
 
     # ------------------------------------------------------------------ the transition
     def _propose(self, x: np.ndarray) -> tuple[Proposal, Any]:  # pragma: no cover
@@ -708,7 +490,9 @@ class KernelStep(ArrayStepShared):
             logp_start, evaluations = self._current_logp(q0.data)
             scale = RobbinsMonroScale.within(optimal_scale(self.dim), SCOUT_SCALE_RANGE)
             length = chain.scout_iterations // self.scouts
-            chain.scouts = Scouts.start(q0.data, logp_start, self.scouts, length, scale)
+            chain.scouts = Scouts.start(
+                q0.data, logp_start, self.scouts, length, scale, chain.start_scales
+            )
         scouts = chain.scouts
         walk = scouts.turn
         proposal = Proposal(scouts.propose(self.rng), 0.0, scouts.walk)
@@ -737,6 +521,7 @@ class KernelStep(ArrayStepShared):
         if not self.tune:
             chain.draws_done += 1
             chain.draws_accepted += accepted
+            track_draw(chain, accepted)
         if chain.rejection_run > chain.longest_rejection_run:
             chain.longest_rejection_run = chain.rejection_run
             chain.longest_rejection_run_end = chain.iteration
@@ -757,65 +542,17 @@ class KernelStep(ArrayStepShared):
     #: advises "Increase `target_accept`", which is NUTS's advice); None: no such stat
     divergence_advice: ClassVar[str | None] = None
 
+    #: accepted moves per parameter after tuning below which a chain is reported (None: no such
+    #: check, for a step whose accepted moves each travel across the posterior)
+    min_accepted_per_parameter: ClassVar[float | None] = MIN_ACCEPTED_PER_PARAMETER
+
     #: stats a user should look at when the chain is stuck (subclasses name their own)
     stuck_chain_stats: ClassVar[tuple[str, ...]] = ("accept", "accepted", "logp_evals")
 
     def _end_of_chain_warning(self) -> SamplerWarning | None:
-        """One warning on the chain's last iteration if it was stuck, or many of its proposals
-        were degenerate or had a NaN log density (PyMC logs it at the end of the chain)."""
-        chain = self.chain
-        if chain.iteration != chain.total_iterations or chain.total_iterations == 0:
-            return None
-        name, total = type(self).__name__, chain.total_iterations
-        problems = []
-        if chain.longest_rejection_run >= min(STUCK_RUN, max(total // 2, 1)):
-            start = chain.longest_rejection_run_end - chain.longest_rejection_run + 1
-            problems.append(
-                f"no proposal was accepted in {chain.longest_rejection_run} consecutive "
-                f"iterations ({start} to {chain.longest_rejection_run_end} of {total})"
-            )
-        if (
-            chain.draws_done >= STUCK_RUN
-            and chain.draws_accepted < LOW_ACCEPTANCE * chain.draws_done
-        ):
-            problems.append(
-                f"only {chain.draws_accepted} of {chain.draws_done} proposals after tuning were "
-                "accepted"
-            )
-        if chain.degenerate_proposals > WARN_SHARE * total:
-            problems.append(
-                f"{chain.degenerate_proposals} of {total} proposals were degenerate (a "
-                "non-finite point, trajectory or proposal density) and rejected without "
-                "evaluating the model"
-            )
-        if chain.aborted_trajectories > ABORTED_WARN_SHARE * total:
-            problems.append(
-                f"{chain.aborted_trajectories} of {total} surrogate trajectories diverged or left "
-                "the region the chain has seen and were rejected without evaluating the model "
-                "(stat `diverging`)"
-            )
-        if chain.nan_log_densities > WARN_SHARE * total:
-            problems.append(
-                f"the model's log density was NaN at {chain.nan_log_densities} of {total} "
-                "proposals (counted as rejections, stat `logp_nan`)"
-            )
-        note = ""
-        if chain.draws_diverging and self.divergence_advice:
-            note = (
-                f"{name}: {chain.draws_diverging} of {chain.draws_done} draws after tuning are "
-                f"`diverging`. {self.divergence_advice}"
-            )
-        if not problems:  # a few divergences are the price of long steps: no warning
-            return None
-        stats = ", ".join(f"`{s}`" for s in self.stuck_chain_stats)
-        message = (
-            f"{name}: a chain may not have mixed: " + "; ".join(problems) + ". Look at the "
-            f"sample stats {stats} (with discard_tuned_samples=False for the tuning phase) and "
-            "at the trace; a longer tuning phase or a better initial point often helps."
-        )
-        if note:
-            message += " " + note
-        return SamplerWarning(WarningType.BAD_ACCEPTANCE, message, "warning")
+        """One warning on the chain's last iteration if it was stuck (see
+        :func:`._health.end_of_chain_warning`; PyMC logs it at the end of the chain)."""
+        return end_of_chain_warning(self)
 
     # ------------------------------------------------------------------ PyMC integration
     @staticmethod

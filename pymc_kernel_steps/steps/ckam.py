@@ -1,18 +1,7 @@
 """Cyclical Kernel Adaptive Metropolis (paper 004): cycles of KAM exploration and cosine-scheduled
 random-walk sampling, for posteriors with several modes.
 
-Which draws to use for what
----------------------------
-``pm.sample(step=CKAM())`` keeps every iteration in the trace and flags it with the sample stat
-``exploring``.
-
-* **Estimates** (means, quantiles, ESS, R-hat): use :func:`sampling_phase` ``(idata)``, the
-  sampling-phase draws only, as the paper does. Each of those draws comes from a Metropolis move
-  whose proposal (a fixed mixture of the random walk ``N(x, ν_t² Σ)``, mode hops and blind
-  jumps, all frozen for the phase) is symmetric, so each move leaves the posterior invariant.
-* **Exploration-phase draws** are kept for diagnostics (where the sampler went looking, how the
-  modes were found). They come from moves that adapt as they go and restart every cycle; do not
-  average them.
+Which draws to use for what: see :func:`sampling_phase`.
 """
 
 from __future__ import annotations
@@ -43,6 +32,9 @@ from ..core.schedules import (
     exploration_length,
 )
 from ..core.whitening import Whitening
+from ._docs import with_shared_parameters
+from ._sampling_phase import sampling_phase
+from ._tuning import SCALE_RANGE
 from .base import (
     ChainState,
     KernelStep,
@@ -51,7 +43,6 @@ from .base import (
     require_positive,
     require_real,
 )
-from .kamh import SCALE_RANGE
 
 __all__ = ["CKAM", "default_cycle_length", "sampling_phase"]
 
@@ -110,6 +101,7 @@ def default_cycle_length(total_iterations: int, minimum: int) -> int:
     return max(int(minimum), min(_MAX_DEFAULT_CYCLE, int(total_iterations) // _CYCLES_PER_CHAIN))
 
 
+@with_shared_parameters
 class CKAM(KernelStep):
     r"""Cyclical Kernel Adaptive Metropolis (Li, Zeng & Guo 2022).
 
@@ -156,9 +148,7 @@ class CKAM(KernelStep):
 
     Parameters
     ----------
-    vars : list of variables, optional
-        Continuous variables to sample (default: all continuous free variables of the model;
-        ``pm.sample`` assigns discrete ones to PyMC's step methods).
+    <shared: vars>
     cycle_length : int, optional
         ``T_c``. Default: ``(tune + draws) // 20`` (about 20 cycles per chain), at most 1000 (the
         paper's value), at least :attr:`min_cycle_length`. Longer cycles sample each visited mode
@@ -205,18 +195,7 @@ class CKAM(KernelStep):
         a cycle's sub-sample (50 states) is too small for a reliable covariance, and with
         whitening the sampling-phase acceptance on a correlated 4-d Gaussian fell to 2 % and
         its moment test failed.
-    model : pymc.Model, optional
-        The model (default: the one of the enclosing ``with`` block).
-    initial_point : dict, optional
-        Values at which the variables outside the block are taken when compiling (default: the
-        model's initial point).
-    compile_kwargs : dict, optional
-        Passed to :func:`pymc.pytensorf.compile` (for example ``{"mode": "CVM"}`` for a cheap
-        Python ``Op``); those given to ``pm.sample`` do not reach a step you construct.
-    rng : int or numpy.random.Generator, optional
-        Random state; ``pm.sample(random_seed=...)`` reseeds it for every chain.
-    blocked : bool, default True
-        Accepted for PyMC's interface; the step always updates its variables jointly.
+    <shared: model, initial_point, compile_kwargs, rng, blocked>
 
     Notes
     -----
@@ -496,11 +475,13 @@ class CKAM(KernelStep):
         kam.subsample = None
         kam.forget_cache()
         if chain.walk.chol is not None and math.isfinite(chain.nu_exp):
-            # warm start: the random walk starts at the total variance of the last KAM proposal
-            total = chain.nu_exp**2 * float(np.sum(chain.walk.chol**2)) / self.dim
-            if total > 0 and math.isfinite(total):
+            # warm start: the random walk (in the start's frame D) starts at the variances of
+            # the last KAM proposal, geometrically averaged over the coordinates
+            variances = chain.nu_exp**2 * np.sum(chain.walk.chol**2, axis=1)
+            log_total = float(np.mean(np.log(variances / self._start_frame() ** 2)))
+            if math.isfinite(log_total):
                 rw = chain.random_walk.scale
-                rw.log_scale = min(max(0.5 * math.log(total), rw.min_log_scale), rw.max_log_scale)
+                rw.log_scale = min(max(0.5 * log_total, rw.min_log_scale), rw.max_log_scale)
         chain.random_walk.scale.iteration = 0
         if kam.nu2_scale is not None:
             kam.nu2_scale.iteration = 0
@@ -521,7 +502,8 @@ class CKAM(KernelStep):
         whitening = None
         if self.whiten:
             whitening = Whitening.from_points(
-                subsample, fallback_variance=chain.random_walk.scale.scale**2
+                subsample,
+                fallback_variance=self._fallback_variance(chain.random_walk.scale.scale),
             )
             subsample = whitening.whiten(subsample)
         if self.kernel is None:
@@ -549,7 +531,8 @@ class CKAM(KernelStep):
             # first KAM phase of the chain: the learned part gets the total variance of the
             # optimal random walk (2.38² whitened; d s² with the random walk's s otherwise)
             trace = float(np.trace(kam.feature_cov_current))
-            total = RW_FACTOR**2 if self.whiten else chain.random_walk.scale.scale**2 * self.dim
+            rw_variances = self._fallback_variance(chain.random_walk.scale.scale)
+            total = RW_FACTOR**2 if self.whiten else float(np.sum(rw_variances))
             nu2 = total / trace if trace > 0 and np.isfinite(trace) else 1.0
             kam.nu2_scale = RobbinsMonroScale.within(nu2, SCALE_RANGE, target=self.target_accept)
         elif previous_n and previous_n != n:
@@ -614,60 +597,3 @@ class CKAM(KernelStep):
             "scale": float(position.scale),
             "jump": transition.proposal.kind in _JUMP_KINDS,
         }
-
-
-# ---------------------------------------------------------------------- draws of the sampling phase
-def sampling_phase(idata, *, flag: str = "exploring"):
-    """The draws of the sampling phases only (the ones to use for estimates).
-
-    Parameters
-    ----------
-    idata : DataTree
-        Result of ``pm.sample`` with a :class:`CKAM` step: its ``sample_stats`` (and
-        ``warmup_sample_stats``, if tuning draws were kept) must hold the stat ``exploring``.
-        When several steps emit ``exploring`` (several CKAM blocks) a draw counts as exploring
-        if any block explores.
-    flag : str
-        Name of the boolean stat marking exploration draws.
-
-    Returns
-    -------
-    DataTree
-        A copy in which every group with a ``draw`` dimension (``posterior``, ``sample_stats``,
-        ``log_likelihood``, their ``warmup_`` twins...) keeps only the sampling-phase draws. The
-        cycle schedule depends only on the iteration number, so when every chain has the same
-        schedule (the usual case: one ``cycle_length`` and ``tune`` for all chains) the
-        exploration draws are *removed* and the sampling phases of consecutive cycles are
-        concatenated along ``draw`` (the original iteration numbers stay in the ``draw``
-        coordinate); ArviZ functions (``az.summary``, ``az.ess``, ``az.mcse``, ``az.rhat``,
-        plots) then work as usual and treat the concatenated segments as one chain, which is
-        conservative for ESS. If the chains' schedules differ, the exploration draws are
-        replaced by NaN instead (most ArviZ statistics then need ``skipna``-aware use).
-    """
-    import xarray as xr
-
-    groups = {}
-    for path, node in idata.children.items():
-        dataset = node.to_dataset()
-        if "draw" not in dataset.dims:
-            groups[path] = dataset
-            continue
-        stats_name = "warmup_sample_stats" if path.startswith("warmup") else "sample_stats"
-        if stats_name not in idata.children:
-            raise ValueError(f"`idata` has no {stats_name!r} group to read {flag!r} from.")
-        stats = idata[stats_name].to_dataset()
-        if flag not in stats:
-            raise ValueError(
-                f"`idata.{stats_name}` has no stat {flag!r}: was the trace sampled with CKAM?"
-            )
-        exploring = stats[flag]
-        extra = [dim for dim in exploring.dims if dim not in ("chain", "draw")]
-        if extra:  # one column per CKAM block
-            exploring = exploring.any(dim=extra)
-        keep = ~exploring.astype(bool)
-        per_chain = keep.values
-        if np.all(per_chain == per_chain[:1]):
-            groups[path] = dataset.isel(draw=np.flatnonzero(per_chain[0]))
-        else:
-            groups[path] = dataset.where(keep)
-    return xr.DataTree.from_dict({**groups}, name=idata.name)

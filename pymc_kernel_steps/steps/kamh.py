@@ -13,6 +13,8 @@ from ..core.kernels import GaussianKernel, Kernel, LinearKernel, median_lengthsc
 from ..core.moves import RW_FACTOR, KAMMove, Mixture, Proposal, RandomWalk
 from ..core.proposals import kamh_feature_covariance
 from ..core.whitening import Whitening
+from ._docs import with_shared_parameters
+from ._tuning import SCALE_RANGE, min_accepted_moves
 from .base import (
     ChainState,
     KernelStep,
@@ -24,8 +26,6 @@ from .base import (
 
 __all__ = ["KAMH", "AdaptiveMetropolis"]
 
-#: adapted scales stay within this factor of where they started (never collapse to zero)
-SCALE_RANGE = 1e4
 #: below this trace of MᵀHM the kernel's features vanish at the state: it sets no scale for ν²
 _MIN_TRACE = 1e-12
 #: candidate multiples of the median-heuristic lengthscale tried during tuning (default kernel).
@@ -37,11 +37,6 @@ _JUMP_AVERAGE_WEIGHT = 0.02
 #: share of the tuning phase spent trying lengthscale candidates (then the best is kept; with 1,
 #: at the end of tuning)
 CANDIDATE_SEARCH_SHARE = 1.0
-
-
-def min_accepted_moves(dim: int) -> int:
-    """Accepted random-walk moves needed before a history can teach a kernel anything."""
-    return max(20, 2 * dim)
 
 
 @dataclass
@@ -61,6 +56,7 @@ class KAMHChain(ChainState):
     candidate_frozen: bool = False
 
 
+@with_shared_parameters
 class KAMH(KernelStep):
     r"""Kernel Adaptive Metropolis–Hastings (Sejdinovic et al., ICML 2014).
 
@@ -81,9 +77,7 @@ class KAMH(KernelStep):
 
     Parameters
     ----------
-    vars : list of variables, optional
-        Continuous variables to sample (default: all continuous free variables of the model;
-        ``pm.sample`` assigns discrete ones to PyMC's step methods).
+    <shared: vars>
     kernel : Kernel, optional
         Default: a :class:`~pymc_kernel_steps.core.GaussianKernel` whose lengthscale is chosen
         during tuning among 1, 2, 4, 8 and 32 times the median heuristic (refreshed with the
@@ -114,29 +108,7 @@ class KAMH(KernelStep):
     whiten : bool
         Let the kernel act on states whitened by the history's mean and covariance (default
         True; False is the paper's isotropic kernel in the model's coordinates).
-    adapt_after_tuning : bool, default False
-        Keep adapting through the draws with vanishing probability ``a_t = (1 + t/100)^(-1/2)``
-        (the paper's diminishing adaptation). By default everything is frozen after tuning and
-        the draws come from a fixed, exact Metropolis–Hastings kernel.
-    scouts : int, default 4
-        Random walks of 50 iterations each, run in turn from the initial point at the start of
-        tuning; the chain goes on from the one at the highest log density, so that a start in
-        the basin of a minor mode rarely decides where the chain spends its tuning. 1 turns
-        them off; they are skipped when they would take more than a tenth of tuning (with the
-        default, fewer than 2000 tuning iterations), and for a noisy (pseudo-marginal) log
-        density.
-    model : pymc.Model, optional
-        The model (default: the one of the enclosing ``with`` block).
-    initial_point : dict, optional
-        Values at which the variables outside the block are taken when compiling (default: the
-        model's initial point).
-    compile_kwargs : dict, optional
-        Passed to :func:`pymc.pytensorf.compile` (for example ``{"mode": "CVM"}`` for a cheap
-        Python ``Op``); those given to ``pm.sample`` do not reach a step you construct.
-    rng : int or numpy.random.Generator, optional
-        Random state; ``pm.sample(random_seed=...)`` reseeds it for every chain.
-    blocked : bool, default True
-        Accepted for PyMC's interface; the step always updates its variables jointly.
+    <shared: adapt_after_tuning, scouts, model, initial_point, compile_kwargs, rng, blocked>
 
     Notes
     -----
@@ -162,6 +134,8 @@ class KAMH(KernelStep):
     """
 
     name = "kamh"
+    #: pooled tuning: the other chains' states enter the sub-sample the kernel is learned from
+    pools_tuning_data = True
     #: coordinate-wise tuning moves after the learned proposal starts (fewer than KMC's: on the
     #: 2-d banana more of them cost KAMH mixing)
     coordinate_share_late = 0.05
@@ -344,8 +318,7 @@ class KAMH(KernelStep):
         """Redraw the sub-sample (from the most recent half of the history), the whitening, the
         default kernel's lengthscale and the absolute γ."""
         chain = self.chain
-        history = chain.history
-        subsample = history.subsample(self.rng, self.subsample_size, start=len(history) // 2)
+        subsample = self._tuning_states_subsample(self.subsample_size)
         if np.all(subsample == subsample[0]):
             # A stuck chain (e.g. on a lucky pseudo-marginal estimate): the recent history holds
             # one state, where the kernel's features vanish and ν² would be rescaled without
@@ -354,7 +327,7 @@ class KAMH(KernelStep):
         if self.whiten:
             whitening = Whitening.from_points(
                 subsample,
-                fallback_variance=chain.random_walk.scale.scale**2,
+                fallback_variance=self._fallback_variance(chain.random_walk.scale.scale),
                 min_variance=self._variance_floor(),
             )
             subsample = whitening.whiten(subsample)
@@ -404,7 +377,10 @@ class KAMH(KernelStep):
         the optimal random walk's total variance, kept at that scale as the sub-sample grows,
         and bounded relative to the history's own scale."""
         chain = self.chain
-        total = RW_FACTOR**2 if self.whiten else chain.random_walk.scale.scale**2 * self.dim
+        if self.whiten:
+            total = RW_FACTOR**2
+        else:
+            total = float(np.sum(self._fallback_variance(chain.random_walk.scale.scale)))
         natural = [total / t if _MIN_TRACE < t < np.inf else math.nan for t in traces]
         if first or chain.candidate_nu2_scales is None:
             chain.candidate_nu2_scales = [
@@ -424,6 +400,7 @@ class KAMH(KernelStep):
         chain.kam.nu2_scale = chain.candidate_nu2_scales[index]
 
 
+@with_shared_parameters
 class AdaptiveMetropolis(KAMH):
     """Adaptive Metropolis (Haario et al. 2001) with a learned scale: :class:`KAMH` with a linear
     kernel, whose proposal ``N(x, γ² I + 4 ν² n Cov(z))`` does not depend on ``x``.
@@ -435,9 +412,7 @@ class AdaptiveMetropolis(KAMH):
 
     Parameters
     ----------
-    vars : list of variables, optional
-        Continuous variables to sample (default: all continuous free variables of the model;
-        ``pm.sample`` assigns discrete ones to PyMC's step methods).
+    <shared: vars>
     subsample_size : int, default 500
         Number ``n`` of history points in the sub-sample ``z`` whose covariance is learned.
     gamma : float, default 0.2
@@ -456,26 +431,7 @@ class AdaptiveMetropolis(KAMH):
         iterations.
     whiten : bool, default True
         Work on states whitened by the history's mean and covariance.
-    adapt_after_tuning : bool, default False
-        Keep adapting through the draws with vanishing probability (by default everything is
-        frozen after tuning and the draws come from a fixed, exact Metropolis–Hastings kernel).
-    scouts : int, default 4
-        Random walks of 50 iterations each, run in turn from the initial point at the start of
-        tuning; the chain goes on from the one at the highest log density, so that a start in
-        the basin of a minor mode rarely decides where the chain spends its tuning. 1 turns
-        them off; they are skipped when they would take more than a tenth of tuning (with the
-        default, fewer than 2000 tuning iterations), and for a noisy (pseudo-marginal) log
-        density.
-    model : pymc.Model, optional
-        The model (default: the one of the enclosing ``with`` block).
-    initial_point : dict, optional
-        Values at which the variables outside the block are taken when compiling.
-    compile_kwargs : dict, optional
-        Passed to :func:`pymc.pytensorf.compile` (for example ``{"mode": "CVM"}``).
-    rng : int or numpy.random.Generator, optional
-        Random state; ``pm.sample(random_seed=...)`` reseeds it for every chain.
-    blocked : bool, default True
-        Accepted for PyMC's interface; the step always updates its variables jointly.
+    <shared: adapt_after_tuning, scouts, model, initial_point, compile_kwargs, rng, blocked>
 
     See Also
     --------

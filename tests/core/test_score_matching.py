@@ -351,7 +351,7 @@ def test_cv_falls_back_when_every_fit_fails(monkeypatch):
     def failing(M, shift, regularizations, rhs):
         return np.full((M.shape[0], regularizations.size), np.nan)
 
-    monkeypatch.setattr(sm, "_solve_spd_path", failing)
+    monkeypatch.setattr(sm.selection, "_solve_spd_path", failing)
     ell, lam, scores = select_hyperparameters(Z, "lite", rng=0)
     assert ell == pytest.approx(median_lengthscale(Z))
     assert lam == 1e-3

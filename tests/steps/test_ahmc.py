@@ -181,14 +181,17 @@ def test_no_tuning_still_samples_with_the_initial_parameters():
     assert np.unique(x[..., 0]).size > 200
 
 
-def test_short_tuning_keeps_the_identity_mass_matrix_and_one_optimisation():
+def test_short_tuning_keeps_the_starting_mass_matrix_and_one_optimisation():
     """With 60 tuning iterations the mass-matrix estimates would rest on fewer than 20 draws:
-    they are skipped, and the optimiser runs through the whole tuning phase (windows of 1)."""
-    model = correlated_gaussian_model()
-    with model:
+    they are skipped, the inverse mass stays the start's frame squared (a Gaussian's
+    conditional variance ``1 / precision_jj`` where it lies more than a factor 100² from 1,
+    else 1), and the optimiser runs through the whole tuning phase (windows of 1)."""
+    sds = np.array([1e-3, 0.5, 1.0, 300.0])
+    with pm.Model() as model:
+        pm.Normal("x", 0.0, sds)
         step = AdaptiveHMC()
     idata = _sample(model, step, tune=60, draws=50, discard_tuned_samples=False)
-    np.testing.assert_array_equal(step.chain.inv_mass, np.ones(4))
+    np.testing.assert_allclose(step.chain.inv_mass, [1e-6, 1.0, 1.0, 9e4], rtol=1e-6)
     np.testing.assert_array_equal(idata.warmup_sample_stats.tuning_window.values[0], np.arange(60))
     assert step.chain.tuner.windows == 60
 
@@ -402,3 +405,14 @@ def test_infinite_log_density_is_an_error_naming_the_step():
             pm.sample(
                 step=AdaptiveHMC(), tune=300, draws=300, chains=1, cores=1, random_seed=1, **QUIET
             )
+
+
+def test_competence_needs_a_gradient_as_nuts():
+    from pymc.step_methods.compound import Competence
+
+    with pm.Model():
+        k = pm.Poisson("k", 3.0)
+        x = pm.Normal("x")
+    assert AdaptiveHMC.competence(x, True) == Competence.COMPATIBLE
+    assert AdaptiveHMC.competence(x, False) == Competence.INCOMPATIBLE
+    assert AdaptiveHMC.competence(k, True) == Competence.INCOMPATIBLE

@@ -280,8 +280,8 @@ def test_frozen_step_size_is_within_the_surrogates_stability_limit(kmc_class):
     starts = chain.whitening.whiten(history[trials.integers(300, size=40)])
     momenta = trials.standard_normal((40, 1)) / np.sqrt(chain.inv_mass)
     n_steps = trials.integers(10, 31, size=40)
-    assert step._surrogate_acceptance(chain.step_size, starts, momenta, n_steps) >= 0.5
-    assert step._surrogate_acceptance(2.0, starts, momenta, n_steps) < 0.1
+    assert chain.hmc.surrogate_acceptance(chain.step_size, starts, momenta, n_steps) >= 0.5
+    assert chain.hmc.surrogate_acceptance(2.0, starts, momenta, n_steps) < 0.1
     point, accepted = {"x": np.array([-0.5])}, []
     for _ in range(200):
         point, (stats,) = step.step(point)

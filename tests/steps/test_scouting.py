@@ -10,6 +10,7 @@ import pytest
 
 from pymc_kernel_steps import KAMH, AdaptiveMetropolis, KMCFinite, KMCLite
 from pymc_kernel_steps.bench.targets import noisy_gaussian_model
+from pymc_kernel_steps.core import conditional_scales
 from pymc_kernel_steps.steps.base import SCOUT_LENGTH
 
 STEPS = [KAMH, AdaptiveMetropolis, KMCLite, KMCFinite]
@@ -38,7 +39,11 @@ def test_the_chain_goes_on_from_the_best_walk(step_class):
     scouting = 4 * SCOUT_LENGTH
     assert step.chain.scout_iterations == scouting
     point, stats = step.step(model.initial_point())
-    assert stats[0]["logp_evals"] == 2  # the start and the first proposal
+    # the start, its second differences and the first proposal
+    probes = conditional_scales(step._logp_fn, np.zeros(1), float(step._logp_fn(np.zeros(1))))
+    assert stats[0]["logp_evals"] == 2 + probes.evaluations
+    np.testing.assert_array_equal(step.chain.start_scales, probes.frame())
+    np.testing.assert_array_equal(step.chain.scouts.coordinate_scales, probes.frame())
     point, stats = _run(step, point, scouting - 2)
     assert len(step.chain.history) == 0  # the step's own tuning has not begun
     point, stats = step.step(point)  # the last scouting iteration

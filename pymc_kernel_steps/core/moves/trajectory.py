@@ -20,6 +20,14 @@ __all__ = ["SurrogateHMC", "Trajectory"]
 #: units) is rejected without evaluating the model (exact: the rule is the same for its reversal)
 ABORT_MARGIN = 2.0
 MIN_ABORT_RADIUS_PER_ROOT_DIM = 10.0
+#: trial trajectories of the stability check (common to every step size tried), from a generator
+#: of their own with a fixed seed, so the check is a function of the surrogate and the states
+#: alone and leaves the chain's random stream as it was; each shrink is by this factor
+STABILITY_TRIALS = 20
+STABILITY_SEED = 20151207
+STABILITY_SHRINK = 0.5**0.5
+#: the step size is never shrunk by more than this factor for stability
+STABILITY_MAX_SHRINK = 1e3
 
 
 @dataclass(frozen=True)
@@ -144,6 +152,52 @@ class SurrogateHMC(Move):
             )
         else:
             self.step_size = tuner.update(accept_prob)
+
+    def surrogate_acceptance(self, step_size: float, starts, momenta, n_steps) -> float:
+        """Mean ``min(1, exp(−ΔH))`` of trajectories on the surrogate from the whitened
+        ``starts`` with ``momenta`` and ``n_steps``, ``H`` the surrogate's own Hamiltonian
+        (negative surrogate log density plus wall plus kinetic energy)."""
+        surrogate = self.surrogate
+
+        def energy(q, p):
+            excess = max(0.0, math.sqrt(float(q @ q)) - self.wall_radius)
+            potential = -float(surrogate.log_density(q)) + 0.5 * self.wall_stiffness * excess**2
+            return potential + kinetic_energy(p, self.inv_mass)
+
+        total = 0.0
+        for q, p, n in zip(starts, momenta, n_steps, strict=True):
+            q_new, p_new = self.integrate(q, p, step_size, int(n))
+            if not (np.all(np.isfinite(q_new)) and np.all(np.isfinite(p_new))):
+                continue
+            with np.errstate(over="ignore", invalid="ignore"):
+                change = energy(q_new, p_new) - energy(q, p)
+            if math.isfinite(change):
+                total += math.exp(min(0.0, -change))
+        return total / len(starts)
+
+    def stable_step_size(self, step_size: float, states, threshold: float) -> float:
+        """The largest of ``step_size × 2^(−k/2)``, ``k = 0, 1, …`` (at most a factor
+        ``STABILITY_MAX_SHRINK`` down) at which trajectories on the surrogate are stable: from
+        some of ``states`` (model coordinates) with fresh momenta and lengths from
+        ``n_steps_range``, :meth:`surrogate_acceptance` is at least ``threshold``.
+
+        Past the stability limit (a step size beyond ``2 / √curvature`` of the surrogate, which
+        a score-matched surrogate can make far steeper than the target) trajectories blow up and
+        the true acceptance is zero as well; a step-size search that starts there, or averages
+        windows of rejections, cannot see in which direction to go. The check costs surrogate
+        evaluations only, never the model's."""
+        rng = np.random.default_rng(STABILITY_SEED)
+        starts = self.frame.whiten(states)
+        starts = starts[rng.integers(len(starts), size=STABILITY_TRIALS)]
+        momenta = rng.standard_normal((STABILITY_TRIALS, self.dim)) / np.sqrt(self.inv_mass)
+        low, high = self.n_steps_range
+        n_steps = rng.integers(low, high + 1, size=STABILITY_TRIALS)
+        floor = step_size / STABILITY_MAX_SHRINK
+        while step_size * STABILITY_SHRINK >= floor:
+            if self.surrogate_acceptance(step_size, starts, momenta, n_steps) >= threshold:
+                break
+            step_size *= STABILITY_SHRINK
+        return step_size
 
     def stats(self) -> dict[str, float]:
         return {**super().stats(), "step_size": self.step_size}

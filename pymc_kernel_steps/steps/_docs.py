@@ -1,0 +1,104 @@
+"""The constructor parameters every step shares, documented once.
+
+A class docstring names them with a line ``<shared: name, name, ...>`` in its Parameters section;
+:func:`with_shared_parameters` puts their text there (what ``help()`` and the documentation show).
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["SHARED_PARAMETERS", "with_shared_parameters"]
+
+SHARED_PARAMETERS = {
+    "vars": """vars : list of variables, optional
+    Continuous variables to sample (default: all continuous free variables of the model;
+    ``pm.sample`` assigns discrete ones to PyMC's step methods).""",
+    "adapt_after_tuning": """adapt_after_tuning : bool, default False
+    Keep adapting through the draws with vanishing probability ``a_t = (1 + t/100)^(-1/2)``
+    (the papers' diminishing adaptation). By default everything (the learned proposal, or
+    the surrogate, step size and mass matrix) is frozen after tuning and the draws come from
+    a fixed, exact Metropolis–Hastings kernel.""",
+    "scouts": """scouts : int, default 4
+    Random walks of 50 iterations each, run in turn from the initial point at the start of
+    tuning; the chain goes on from the one at the highest log density, so that a start in
+    the basin of a minor mode rarely decides where the chain spends its tuning. 1 turns
+    them off; they are skipped when they would take more than a tenth of tuning (with the
+    default, fewer than 2000 tuning iterations), for a noisy (pseudo-marginal) log density,
+    and after a warm start (``history``, where a step has it).""",
+    "model": """model : pymc.Model, optional
+    The model (default: the one of the enclosing ``with`` block).""",
+    "initial_point": """initial_point : dict, optional
+    Values at which the variables outside the block are taken when compiling (default: the
+    model's initial point).""",
+    "compile_kwargs": """compile_kwargs : dict, optional
+    Passed to :func:`pymc.pytensorf.compile` (for example ``{"mode": "CVM"}`` for a cheap
+    Python ``Op``); those given to ``pm.sample`` do not reach a step you construct.""",
+    "rng": """rng : int or numpy.random.Generator, optional
+    Random state; ``pm.sample(random_seed=...)`` reseeds it for every chain.""",
+    "blocked": """blocked : bool, default True
+    Accepted for PyMC's interface; the step always updates its variables jointly.""",
+    # the KMC steps'
+    "n_steps": """n_steps : int or tuple of (int, int), default (10, 30)
+    Leapfrog steps per trajectory, drawn uniformly from the inclusive range ``(low, high)``
+    (an integer fixes it).""",
+    "step_size_adaptation": """step_size_adaptation : {"esjd", "dual_averaging"}, default "esjd"
+    ``"esjd"`` searches for the step size with the largest expected squared jump
+    distance (:class:`~pymc_kernel_steps.core.JumpDistanceStepSize`); ``"dual_averaging"``
+    tunes towards ``target_accept`` as NUTS does. With a surrogate gradient the acceptance
+    rate is capped by the surrogate's error at every step size, and dual averaging towards
+    0.8 then shrinks the step size until trajectories barely move.""",
+    "trajectory_tuning": """trajectory_tuning : {None, "bayesopt"}, optional
+    None (default): the step size is tuned as ``step_size_adaptation`` says and ``n_steps``
+    is drawn from its range. ``"bayesopt"``: ``(ε, L)`` are tuned together by annealed
+    GP-UCB (paper 003, :class:`~pymc_kernel_steps.core.WindowedTuner`) over
+    ``ε ∈ [ε₀/30, 3ε₀]`` (``ε₀`` the initial step size) and ``L`` in the ``n_steps`` range,
+    restarted from the best point so far whenever the surrogate is re-selected, rewarding
+    the ESJD per target evaluation in windows of a hundredth of the tuning phase; each
+    trajectory takes ``L_r ~ U{1..L}`` steps without jitter, and the best ``(ε, L)`` is
+    frozen after tuning.""",
+    "target_accept": """target_accept : float, optional
+    Target acceptance of dual averaging, in (0, 1) (default 0.8). Accepted only with
+    ``step_size_adaptation="dual_averaging"``: the default ``"esjd"`` has no target
+    acceptance, and passing one raises a ValueError.""",
+    "min_history": """min_history : int, optional
+    Random-walk iterations before the first fit (default ``max(300, 20 d)``, but at most a
+    third of the tuning iterations, and at least 50).""",
+    "adapt_mass": """adapt_mass : bool, default True
+    Estimate the diagonal mass matrix from the history's variances.""",
+    "whiten": """whiten : bool, default True
+    Fit the surrogate and run its trajectories on states whitened by the mean and full
+    covariance of the recent history (see :class:`~pymc_kernel_steps.core.Whitening`): a
+    linear change of the model's coordinates then leaves the sampler unchanged. False is the
+    paper's isotropic kernel in the model's coordinates. Random-walk moves always use the
+    history's covariance.""",
+    "confine": """confine : bool, default True
+    Add to the surrogate the confining term ``−(k/2)(‖u‖ − R)₊²`` with ``R`` twice the distance
+    of the farthest training point (whitened) and ``k`` one over the mean training variance, so
+    that trajectories turn back instead of carrying an expensive model far outside the
+    region the chain has seen, where the lite surrogate is flat and the random-feature one
+    periodic. A fixed potential keeps the move exact. A trajectory that still leaves the
+    ball of radius ``2R`` is rejected without evaluating the model (the rule depends only on
+    the positions it visits, which its reversal visits too, so the move stays exact; it
+    counts as ``diverging``); the ball's radius is at least ``10√d``.""",
+    "random_walk_probability": """random_walk_probability : float, default 0.25
+    Share of random-walk moves, in [0, 1).""",
+}
+
+_MARKER = re.compile(r"^(?P<indent>[ ]*)<shared: (?P<names>[a-z_, ]+)>$")
+
+
+def with_shared_parameters(cls):
+    """Class decorator: replace each ``<shared: ...>`` line of the docstring by the named
+    parameters' documentation, indented as the line."""
+    lines = []
+    for line in cls.__doc__.split("\n"):
+        match = _MARKER.match(line)
+        if match is None:
+            lines.append(line)
+            continue
+        indent = match["indent"]
+        for name in (n.strip() for n in match["names"].split(",")):
+            lines.extend(indent + text for text in SHARED_PARAMETERS[name].split("\n"))
+    cls.__doc__ = "\n".join(lines)
+    return cls

@@ -1,0 +1,172 @@
+"""The end-of-sampling check of a chain's health: one warning if it was stuck, or many of its
+proposals were degenerate, aborted or had a NaN log density."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from pymc.stats.convergence import SamplerWarning, WarningType
+
+from ..core.rejection_runs import rejection_run_probability
+
+__all__ = ["end_of_chain_warning", "track_draw"]
+
+#: consecutive rejections after which a chain counts as stuck in the end-of-sampling check
+STUCK_RUN = 200
+#: share of iterations with degenerate (unevaluated) or NaN proposals that earns a warning
+WARN_SHARE = 0.01
+#: share of iterations whose surrogate trajectory was aborted (diverged, or left the region the
+#: chain has seen; rejected without evaluating the model) that earns a warning: a few are the
+#: price of long steps where the surrogate is steep, a fifth means it is poor where the chain is
+ABORTED_WARN_SHARE = 0.2
+#: acceptance rate after tuning below which a chain is reported (over at least STUCK_RUN draws)
+LOW_ACCEPTANCE = 0.02
+#: accepted moves per parameter after tuning below which a chain is reported: a random walk's
+#: effective sample size is about 1.4 times its accepted moves per parameter (efficiency 0.33/d
+#: per iteration at acceptance 0.234), so with fewer than 10 every variance estimate is off by a
+#: fifth or more. At d = 100 with PyMC's default 1000 draws the random-walk and KMC steps accept
+#: 0.7-5.2 moves per parameter and their sds are off by a median 34-63 %.
+MIN_ACCEPTED_PER_PARAMETER = 10
+#: a run of rejections after tuning this improbable, were acceptance the same at every point,
+#: is reported as a sticky excursion. Acceptance always varies with the point somewhat, so
+#: healthy chains have longer runs than that model says: at 10⁻⁶, 1 of 96 healthy chains (six
+#: steps, two Gaussian models, four seeds) and a slowly mixing KAMH chain on scales from 10⁻³
+#: to 10³ (p = 5·10⁻⁷) were reported; the excursions of KMC in heavy tails have p < 10⁻¹²
+STICKY_PROBABILITY = 1e-9
+#: the shortest run reported as a sticky excursion
+MIN_STICKY_RUN = 20
+
+
+def track_draw(chain, accepted: bool) -> None:
+    """After tuning: the run of rejections, the longest one with the point where the chain
+    sat, and the draws' running mean and squared deviations."""
+    x = chain.current_point
+    chain.draws_rejection_run = 0 if accepted else chain.draws_rejection_run + 1
+    if chain.draws_rejection_run > chain.draws_longest_run:
+        chain.draws_longest_run = chain.draws_rejection_run
+        chain.draws_longest_run_end = chain.iteration
+        chain.draws_longest_run_point = np.array(x, copy=True)
+    if chain.draws_mean is None:
+        chain.draws_mean = np.array(x, dtype=float, copy=True)
+        chain.draws_squares = np.zeros_like(chain.draws_mean)
+        return
+    delta = x - chain.draws_mean
+    chain.draws_mean += delta / chain.draws_done
+    chain.draws_squares += delta * (x - chain.draws_mean)
+
+
+def sticky_excursion(step) -> list[str]:
+    """The problem of a chain whose longest run of rejections after tuning is improbably long
+    for its acceptance rate: acceptance depends strongly on where the chain is, so it enters
+    some region rarely and stays long, and its Monte Carlo errors understate the error."""
+    chain = step.chain
+    run, draws = chain.draws_longest_run, chain.draws_done
+    if draws < STUCK_RUN or run < MIN_STICKY_RUN or run >= STUCK_RUN:
+        return []  # too short to judge, or reported as a stuck chain
+    acceptance = chain.draws_accepted / draws
+    probability = rejection_run_probability(run, draws, acceptance)
+    if probability >= STICKY_PROBABILITY:
+        return []
+    sd = np.sqrt(chain.draws_squares / max(draws - 1, 1))
+    offsets = np.abs(chain.draws_longest_run_point - chain.draws_mean) / np.where(sd > 0, sd, 1)
+    farthest = int(np.argmax(offsets))
+    where = ""
+    if math.isfinite(offsets[farthest]):
+        where = (
+            f", {offsets[farthest]:.1f} sds from the draws' mean in coordinate {farthest} of "
+            "the raveled parameters"
+        )
+    end = chain.draws_longest_run_end
+    chance = f"{probability:.0e}" if probability >= 1e-12 else "below 1e-12"
+    return [
+        f"a sticky excursion: after tuning it stayed at one point for {run} iterations "
+        f"(iterations {end - run + 1} to {end}, tuning included){where}, while it accepts "
+        f"{acceptance:.0%} of its proposals (a run that long has probability {chance} if "
+        "acceptance were the same everywhere): the proposal returns poorly from that region, "
+        "which the chain enters rarely, and the MCSE and ESS of these draws understate their "
+        "error. Run more chains and compare them"
+    ]
+
+
+def end_of_chain_warning(step) -> SamplerWarning | None:
+    """One warning on the chain's last iteration if it was stuck, or many of its proposals
+    were degenerate or had a NaN log density (PyMC logs it at the end of the chain)."""
+    chain = step.chain
+    if chain.iteration != chain.total_iterations or chain.total_iterations == 0:
+        return None
+    name, total = type(step).__name__, chain.total_iterations
+    problems = []
+    if chain.longest_rejection_run >= min(STUCK_RUN, max(total // 2, 1)):
+        start = chain.longest_rejection_run_end - chain.longest_rejection_run + 1
+        problems.append(
+            f"no proposal was accepted in {chain.longest_rejection_run} consecutive "
+            f"iterations ({start} to {chain.longest_rejection_run_end} of {total})"
+        )
+    if chain.draws_done >= STUCK_RUN and chain.draws_accepted < LOW_ACCEPTANCE * chain.draws_done:
+        problems.append(
+            f"only {chain.draws_accepted} of {chain.draws_done} proposals after tuning were "
+            "accepted"
+        )
+    problems.extend(too_few_moves_per_parameter(step))
+    problems.extend(sticky_excursion(step))
+    if chain.degenerate_proposals > WARN_SHARE * total:
+        problems.append(
+            f"{chain.degenerate_proposals} of {total} proposals were degenerate (a "
+            "non-finite point, trajectory or proposal density) and rejected without "
+            "evaluating the model"
+        )
+    if chain.aborted_trajectories > ABORTED_WARN_SHARE * total:
+        problems.append(
+            f"{chain.aborted_trajectories} of {total} surrogate trajectories diverged or left "
+            "the region the chain has seen and were rejected without evaluating the model "
+            "(stat `diverging`)"
+        )
+    if chain.nan_log_densities > WARN_SHARE * total:
+        problems.append(
+            f"the model's log density was NaN at {chain.nan_log_densities} of {total} "
+            "proposals (counted as rejections, stat `logp_nan`)"
+        )
+    note = ""
+    if chain.draws_diverging and step.divergence_advice:
+        note = (
+            f"{name}: {chain.draws_diverging} of {chain.draws_done} draws after tuning are "
+            f"`diverging`. {step.divergence_advice}"
+        )
+    if not problems:  # a few divergences are the price of long steps: no warning
+        return None
+    stats = ", ".join(f"`{s}`" for s in step.stuck_chain_stats)
+    message = (
+        f"{name}: a chain may not have mixed: " + "; ".join(problems) + ". Look at the "
+        f"sample stats {stats} (with discard_tuned_samples=False for the tuning phase) and "
+        "at the trace; a longer tuning phase or a better initial point often helps."
+    )
+    if note:
+        message += " " + note
+    return SamplerWarning(WarningType.BAD_ACCEPTANCE, message, "warning")
+
+
+def too_few_moves_per_parameter(step) -> list[str]:
+    """The problem of a chain whose draws cannot have explored its dimension: fewer than
+    ``min_accepted_per_parameter`` accepted moves per parameter after tuning, over at least
+    ``STUCK_RUN`` draws as the low-acceptance check (a chain that accepted almost nothing is
+    reported as such instead)."""
+    chain = step.chain
+    needed = step.min_accepted_per_parameter
+    if (
+        needed is None
+        or chain.draws_done < STUCK_RUN
+        or chain.draws_accepted >= needed * step.dim
+        or (
+            chain.draws_done >= STUCK_RUN
+            and chain.draws_accepted < LOW_ACCEPTANCE * chain.draws_done
+        )
+    ):
+        return []
+    return [
+        f"{chain.draws_accepted} proposals after tuning were accepted for {step.dim} "
+        f"parameters, {chain.draws_accepted / step.dim:.2g} per parameter, too few to explore "
+        f"every direction (fewer than {needed:g} per parameter; a random walk's effective "
+        "sample size is about 1.4 times its accepted moves per parameter, and one chain "
+        "gives R-hat nothing to compare): draw more, or run several chains"
+    ]

@@ -1,0 +1,569 @@
+"""Kernel Hamiltonian Monte Carlo (paper 002): the machinery KMCLite and KMCFinite share, HMC on a
+surrogate of the log density, accepted with the true log density."""
+
+from __future__ import annotations
+
+import copy
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from pymc.model import modelcontext
+
+from ..core.adaptation import DualAveraging, JumpDistanceStepSize
+from ..core.bayesopt import SearchBox, WindowedTuner
+from ..core.history import ChainHistory
+from ..core.kernels import median_lengthscale
+from ..core.moves import Mixture, Proposal, RandomWalk, SurrogateHMC
+from ..core.regression import (
+    PolynomialTrend,
+)
+from ..core.score_matching import (
+    select_hyperparameters,
+)
+from ..core.whitening import Whitening
+from ._tuning import SCALE_RANGE, min_accepted_moves
+from .base import (
+    ChainState,
+    KernelStep,
+    require_bool,
+    require_int,
+    require_positive,
+    require_real,
+)
+
+__all__ = ["KMCChain"]
+
+_SELECTION_POINTS = 500
+_LENGTHSCALE_FACTORS = np.array([1.0, 1.5, 2.0, 3.0])
+#: the confining wall starts this many times beyond the farthest training point
+_WALL_MARGIN = 2.0
+#: fewer distinct training states than this (a stuck chain) and the surrogate is not refitted
+_MIN_DISTINCT_STATES = 10
+#: target acceptance of dual averaging when ``target_accept`` is not given (as PyMC's NUTS)
+DEFAULT_TARGET_ACCEPT = 0.8
+#: a step size is kept only if trial trajectories on the surrogate conserve the surrogate's own
+#: Hamiltonian (wall included) with mean acceptance ``min(1, exp(−ΔH))`` at least this; beyond the
+#: leapfrog's stability limit that acceptance, like the true one, collapses to zero
+_STABLE_ACCEPT = 0.5
+#: step sizes stay below this fraction of the leapfrog's stability limit ``2/√(curvature)`` in the
+#: surrogate's far field (where only the wall and the regression's Gaussian term act)
+_FAR_FIELD_MARGIN = 0.9
+
+
+def _of_hmc(name: str, doc: str) -> property:
+    """A chain attribute that is the surrogate HMC move's ``name``."""
+    return property(
+        lambda chain: getattr(chain.hmc, name),
+        lambda chain, value: setattr(chain.hmc, name, value),
+        doc=doc,
+    )
+
+
+@dataclass
+class KMCChain(ChainState):
+    """Per-chain state of the KMC steps: the random walk (``random_walk``, whose metric is the
+    history's whitening) and the surrogate HMC move (``hmc``) with the surrogate's fit."""
+
+    hmc: SurrogateHMC | None = None
+    #: after the first fit: the random walk (``random_walk_probability``) or a trajectory
+    learned: Mixture | None = None
+    #: the tuning phase's mixtures with single-coordinate moves, before and after the first fit
+    tuning_random_walk: Mixture | None = None
+    tuning_learned: Mixture | None = None
+    lengthscale: float = math.nan
+    regularization: float = math.nan
+    last_fit_iteration: int = 0
+    next_selection_size: int = 0
+    warm_started: bool = False  # the history began with the states of `history=`
+    #: draws the momentum of iterations without one (random-walk moves) for the `energy` stat;
+    #: a generator of its own, so that the draws do not depend on it
+    energy_rng: np.random.Generator | None = None
+    evaluated_points: ChainHistory | None = None  # surrogate="regression": where the model was
+    evaluated_values: list | None = None  # evaluated while adapting, and its log densities
+    precisions: np.ndarray | None = None  # surrogate="regression": the kernel's 1/ℓ_j²
+    trend: PolynomialTrend | None = None  # surrogate="regression": its parametric part
+
+    surrogate = _of_hmc("surrogate", "The fitted surrogate (None before the first fit).")
+    whitening = _of_hmc("frame", "The surrogate's coordinates u = whitening.whiten(x).")
+    inv_mass = _of_hmc("inv_mass", "The diagonal inverse mass matrix of the trajectories.")
+    wall_radius = _of_hmc("wall_radius", "Radius of the confining wall (whitened).")
+    wall_stiffness = _of_hmc("wall_stiffness", "Stiffness of the confining wall.")
+    far_field_step_size_limit = _of_hmc("step_size_cap", "The largest step size allowed.")
+    step_size = _of_hmc("step_size", "The trajectories' step size.")
+    step_size_tuner = _of_hmc("tuner", "The step-size (or (ε, L)) tuner.")
+    max_n_steps = _of_hmc("max_n_steps", "L of trajectory_tuning='bayesopt' (L_r ~ U{1..L}).")
+
+    @property
+    def rw_whitening(self) -> Whitening:
+        """The history's whitening: the random walk's metric, in which jumps are measured."""
+        return self.random_walk.metric
+
+    @rw_whitening.setter
+    def rw_whitening(self, value: Whitening) -> None:
+        self.random_walk.metric = value
+        self.hmc.jump_metric = value
+
+
+class _KMC(KernelStep):
+    """Shared machinery of :class:`KMCLite` and :class:`KMCFinite`."""
+
+    progress_scale_stat = "step_size"
+    progress_scale_label = "Step size"
+    estimator_name = ""
+    divergence_advice = (
+        "They are surrogate trajectories that diverged or left the region the chain has seen, "
+        "rejected without evaluating the model: they cost no evaluation and do not bias the "
+        "draws. PyMC's advice to 'Increase `target_accept`' is NUTS's: for KMC a longer tuning "
+        "phase, or smaller steps (step_size_adaptation='dual_averaging' with a higher "
+        "target_accept, or a smaller step_size), makes them rarer."
+    )
+    surrogate_kind = "score_matching"
+
+    stats_dtypes_shapes = {
+        **KernelStep.stats_dtypes_shapes,
+        "step_size": (np.float64, []),
+        "n_steps": (np.int64, []),
+        "energy_error": (np.float64, []),
+        "energy": (np.float64, []),
+        "n_history": (np.int64, []),
+        "refit": (bool, []),
+        "surrogate": (bool, []),
+        "lengthscale": (np.float64, []),
+        "diverging": (bool, []),
+    }
+
+    def __init__(
+        self,
+        vars=None,
+        *,
+        n_steps: int | tuple[int, int] = (10, 30),
+        step_size: float | None = None,
+        step_size_adaptation: str = "esjd",
+        trajectory_tuning: str | None = None,
+        target_accept: float | None = None,
+        step_size_jitter: float = 0.2,
+        lengthscale: float | None = None,
+        regularization: float | None = None,
+        min_history: int | None = None,
+        refit_interval: int = 100,
+        adapt_mass: bool = True,
+        whiten: bool = True,
+        confine: bool = True,
+        random_walk_probability: float = 0.25,
+        adapt_after_tuning: bool = False,
+        scouts: int = 4,
+        history=None,
+        model=None,
+        initial_point=None,
+        compile_kwargs=None,
+        rng=None,
+        blocked: bool = True,
+    ):
+        if np.isscalar(n_steps):
+            low, high = n_steps, n_steps
+        elif isinstance(n_steps, tuple | list) and len(n_steps) == 2:
+            low, high = n_steps
+        else:
+            raise ValueError(
+                f"`n_steps` must be an integer or a (low, high) pair of integers, got {n_steps!r}."
+            )
+        for name, value in (("n_steps", low), ("n_steps", high)):
+            require_int(name, value, minimum=1)
+        if high < low:
+            raise ValueError(f"`n_steps` range must be (low, high) with low ≤ high, got {n_steps}.")
+        if step_size is not None:
+            require_positive("step_size", step_size)
+        if step_size_adaptation not in ("esjd", "dual_averaging"):
+            raise ValueError(
+                "`step_size_adaptation` must be 'esjd' or 'dual_averaging', "
+                f"got {step_size_adaptation!r}."
+            )
+        if trajectory_tuning not in (None, "bayesopt"):
+            raise ValueError(
+                f"`trajectory_tuning` must be None or 'bayesopt', got {trajectory_tuning!r}."
+            )
+        self.trajectory_tuning = trajectory_tuning
+        if target_accept is not None and step_size_adaptation != "dual_averaging":
+            raise ValueError(
+                "`target_accept` has an effect only with step_size_adaptation='dual_averaging' "
+                f"(the default 'esjd' maximises the expected squared jump distance and has no "
+                f"target acceptance); got target_accept={target_accept!r} with "
+                f"step_size_adaptation={step_size_adaptation!r}. To tune the step size towards "
+                f"an acceptance rate, pass {type(self).__name__}(step_size_adaptation="
+                f"'dual_averaging', target_accept={target_accept!r}). If PyMC's divergence "
+                "warning sent you here: its advice ('Increase `target_accept`') is NUTS's. A KMC "
+                "`diverging` iteration is a surrogate trajectory that diverged or left the region "
+                "the chain has seen; it is rejected without evaluating the model and does not "
+                "bias the draws. Fewer of them: a longer tuning phase (`tune`), or smaller steps "
+                "(dual averaging with a higher `target_accept`, or a smaller `step_size`)."
+            )
+        if target_accept is None:
+            target_accept = DEFAULT_TARGET_ACCEPT
+        require_real("target_accept", target_accept)
+        if not 0 < target_accept < 1:
+            raise ValueError(f"`target_accept` must lie in (0, 1), got {target_accept!r}.")
+        require_real("step_size_jitter", step_size_jitter)
+        if not 0 <= step_size_jitter < 1:
+            raise ValueError(f"`step_size_jitter` must lie in [0, 1), got {step_size_jitter!r}.")
+        if lengthscale is not None:
+            require_positive("lengthscale", lengthscale)
+        if regularization is not None:
+            require_positive("regularization", regularization)
+        require_real("random_walk_probability", random_walk_probability)
+        if not 0 <= random_walk_probability < 1:
+            raise ValueError(
+                f"`random_walk_probability` must lie in [0, 1), got {random_walk_probability!r}."
+            )
+        if min_history is not None:
+            require_int("min_history", min_history, minimum=2)
+        require_int("refit_interval", refit_interval, minimum=1)
+        self.n_steps_range = (int(low), int(high))
+        self.initial_step_size = step_size
+        self.step_size_adaptation = step_size_adaptation
+        self.target_accept = float(target_accept)
+        self.step_size_jitter = float(step_size_jitter)
+        self.fixed_lengthscale = lengthscale
+        self.fixed_regularization = regularization
+        self._min_history_arg = min_history
+        self.refit_interval = int(refit_interval)
+        self._tune_length = 0
+        for name, flag in (("adapt_mass", adapt_mass), ("whiten", whiten), ("confine", confine)):
+            require_bool(name, flag)
+        self.adapt_mass = bool(adapt_mass)
+        self.whiten = bool(whiten)
+        self.confine = bool(confine)
+        self.random_walk_probability = float(random_walk_probability)
+        super().__init__(
+            vars,
+            model=model,
+            initial_point=initial_point,
+            compile_kwargs=compile_kwargs,
+            rng=rng,
+            blocked=blocked,
+            adapt_after_tuning=adapt_after_tuning,
+            scouts=scouts,
+        )
+        self.warm_history = (
+            None if history is None else self._warm_states(history, modelcontext(model))
+        )
+
+    def _warm_states(self, history, model) -> np.ndarray:
+        states = self._states_from(history, model=model)
+        distinct = np.unique(states, axis=0).shape[0]
+        if distinct < _MIN_DISTINCT_STATES:
+            raise ValueError(
+                f"`history` holds {distinct} distinct states; the surrogate needs at least "
+                f"{_MIN_DISTINCT_STATES}."
+            )
+        return states
+
+    @property
+    def min_history(self) -> int:
+        if self._min_history_arg is not None:
+            return self._min_history_arg
+        default = max(300, 20 * self.dim)
+        if self._tune_length:  # leave at least two thirds of a short tuning phase to the surrogate
+            default = min(default, max(50, self._tune_length // 3))
+        return default
+
+    def setup_chain(self, rng, tune: int, draws: int) -> None:
+        self._tune_length = int(tune)
+        super().setup_chain(rng, tune, draws)
+        if not self.tune:
+            self.chain.hmc.freeze()
+        # seeded from a copy of the chain's generator: the chain's own stream is not advanced
+        self.chain.energy_rng = np.random.default_rng(copy.deepcopy(self.rng).integers(2**63))
+        if self.warm_history is not None:
+            self._warm_start()
+
+    def _warm_start(self) -> None:
+        """Begin the chain's history with the states of ``history=`` and fit the surrogate,
+        the whitening, the mass matrix and the step size to them before the first iteration
+        (no random-walk phase). They depend on the given states and this chain's random
+        numbers only, never on its draws: with ``tune=0`` the kernel is fixed from the start."""
+        chain = self.chain
+        chain.history.extend(self.warm_history)
+        chain.warm_started = True
+        chain.scout_iterations = 0  # the history already says where the posterior is
+        self._fit(None, select=True)
+
+    def _new_chain(self) -> KMCChain:
+        chain = KMCChain(history=ChainHistory(self.dim))
+        chain.random_walk = RandomWalk.optimal(self.dim, SCALE_RANGE, target=0.234)
+        chain.hmc = SurrogateHMC(self.dim, self.n_steps_range, self.step_size_jitter)
+        p = self.random_walk_probability
+        chain.learned = Mixture([(chain.random_walk, p), (chain.hmc, 1.0 - p)])
+        chain.tuning_random_walk = self._with_coordinate_moves(chain, chain.random_walk, False)
+        chain.tuning_learned = self._with_coordinate_moves(chain, chain.learned, True)
+        chain.rw_whitening = Whitening.identity(self.dim)
+        chain.next_selection_size = self.min_history
+        return chain
+
+    def _on_start_scales(self) -> None:
+        super()._on_start_scales()
+        # the random-walk moves (and the jumps' metric) act in the start's frame until the
+        # history gives one
+        self.chain.rw_whitening = Whitening.diagonal(self.chain.start_scales)
+
+    # ------------------------------------------------------------------ transition
+    def _propose(self, x) -> tuple[Proposal, None]:
+        """The random walk until the first fit, then the mixture of random walk and surrogate
+        trajectory; while tuning, mixed with single-coordinate moves."""
+        chain = self.chain
+        if chain.hmc.ready:
+            kernel = chain.tuning_learned if self.tune else chain.learned
+        else:
+            kernel = chain.tuning_random_walk if self.tune else chain.random_walk
+        return kernel.choose(self.rng).propose(self.rng, x), None
+
+    def _transition_stats(self, transition):
+        chain = self.chain
+        proposal, log_ratio = transition.proposal, transition.log_accept_ratio
+        trajectory = proposal.extra if proposal.move is chain.hmc else None
+        # As NUTS's `diverging` (which ArviZ's plots and PyMC's checks read): a trajectory whose
+        # true energy is non-finite (it left the support, the model was NaN there, or the
+        # integration blew up), or any proposal rejected without evaluating the model.
+        diverging = transition.degenerate or (
+            trajectory is not None and not math.isfinite(log_ratio)
+        )
+        return {
+            "diverging": diverging,
+            "step_size": math.nan if trajectory is None else trajectory.step_size,
+            "n_steps": 0 if trajectory is None else trajectory.n_steps,
+            "energy_error": -log_ratio if math.isfinite(log_ratio) else math.inf,
+            "energy": self._energy(transition, trajectory),
+            "n_history": len(chain.history),
+            "refit": transition.refit,
+            "surrogate": trajectory is not None,
+            "lengthscale": chain.lengthscale,
+        }
+
+    def _energy(self, transition, trajectory) -> float:
+        """The Hamiltonian ``−log π(x) + ½ pᵀM⁻¹p`` of the state after this iteration, as
+        PyMC's HMC reports it (``az.plot_energy`` and the BFMI read it): after a trajectory the
+        end momentum if it was accepted, the initial one if not. An iteration without a
+        trajectory (random-walk move) leaves the momentum of the joint chain on ``(x, p)`` a
+        fresh draw from ``N(0, M)``: its kinetic energy is ``½ χ²_d``, drawn from a generator of
+        its own so that the draws do not depend on this stat."""
+        chain = self.chain
+        if trajectory is not None:
+            kinetic = trajectory.kinetic_end if transition.accepted else trajectory.kinetic_start
+        elif chain.energy_rng is not None:
+            kinetic = 0.5 * float(chain.energy_rng.chisquare(self.dim))
+        else:  # pragma: no cover - setup_chain always runs first under pm.sample
+            kinetic = 0.5 * self.dim
+        return -chain.current_logp + kinetic
+
+    def _recent_history(self) -> np.ndarray:
+        """The most recent half of the history: what the chain has learned, without the
+        initial transient."""
+        history = self.chain.history
+        return history.points[len(history) // 2 :]
+
+    def _update_rw_whitening(self) -> None:
+        """Mean and covariance of the recent history: the random-walk moves' metric."""
+        chain = self.chain
+        if chain.warm_started or chain.accepted_moves >= min_accepted_moves(self.dim):
+            chain.rw_whitening = Whitening.from_points(
+                self._recent_history(),
+                fallback_variance=self._fallback_variance(chain.random_walk.scale.scale),
+                min_variance=self._variance_floor(),
+            )
+
+    # ------------------------------------------------------------------ adaptation
+    def _adapt(self, x, transition):
+        chain = self.chain
+        if chain.surrogate is None:
+            if len(chain.history) % 50 == 0:
+                self._update_rw_whitening()
+            pooled_states = 0 if chain.pooled is None else len(chain.pooled.states)
+            if (
+                len(chain.history) + pooled_states
+                >= max(self.min_history, chain.next_selection_size)
+                and chain.accepted_moves >= min_accepted_moves(self.dim)
+                and self._fit(x, select=True)
+            ):
+                transition.refit = True
+            return
+        if len(chain.history) >= chain.next_selection_size:
+            transition.refit = self._fit(x, select=True)
+        elif self._update_surrogate(x):
+            transition.refit = True
+
+    def _on_stop_tuning(self):
+        chain = self.chain
+        chain.hmc.freeze()
+        if isinstance(chain.step_size_tuner, DualAveraging):
+            chain.step_size = chain.step_size_tuner.final_step_size
+        tuner = chain.step_size_tuner
+        if isinstance(tuner, WindowedTuner) and tuner.optimizer.observed:
+            chain.step_size, chain.max_n_steps = tuner.best()
+        if chain.surrogate is not None and math.isfinite(chain.step_size):
+            # The tuned step size belongs to the surrogates seen during tuning; the one frozen
+            # now (a Lite refit, or the last online updates) may be steeper.
+            chain.step_size = self._stable_step_size(chain.step_size)
+
+    def _abort_radius(self) -> float:
+        """Trajectories leaving the ball of this radius (whitened) are rejected without
+        evaluating the model (see :attr:`SurrogateHMC.abort_radius`)."""
+        return self.chain.hmc.abort_radius
+
+    def _far_field_step_size_limit(self) -> float:
+        """The largest step size allowed: a margin below the leapfrog's stability limit
+        ``2 / √(max_j M⁻¹_jj · κ)`` for the curvature ``κ`` that trajectories meet far from the
+        history, the confining wall's stiffness plus, for ``surrogate="regression"``, the unit
+        curvature of its Gaussian term (inf when neither acts). A quartic trend steepens without
+        bound far out; there the abort ball (:meth:`_abort_radius`) stops what the limit cannot.
+
+        Beyond that limit a trajectory that leaves the data region grows geometrically: on the
+        glass model a regression trajectory of 28 steps of size 1.6 reached 10⁹ and the model
+        was evaluated there. The limit depends on the adapted mass and wall alone, never on the
+        trajectory, so capping the step size at it keeps the move exact."""
+        chain = self.chain
+        curvature = chain.wall_stiffness if math.isfinite(chain.wall_radius) else 0.0
+        if self.surrogate_kind == "regression":
+            curvature += 1.0
+        if curvature <= 0.0:
+            return math.inf
+        return _FAR_FIELD_MARGIN * 2.0 / math.sqrt(float(np.max(chain.inv_mass)) * curvature)
+
+    def _stable_step_size(self, step_size: float) -> float:
+        """The largest step size up to ``step_size`` (and the far-field limit) at which
+        trajectories on the current surrogate from recent states keep the surrogate's own
+        Hamiltonian (see :meth:`SurrogateHMC.stable_step_size`): mean ``min(1, exp(−ΔH))`` at
+        least ``_STABLE_ACCEPT``, or the dual averaging's ``target_accept`` if lower. It runs
+        during tuning only: the frozen kernel stays exact."""
+        threshold = _STABLE_ACCEPT
+        if self.step_size_adaptation == "dual_averaging":  # never above the user's target
+            threshold = min(threshold, self.target_accept)
+        step_size = min(step_size, self._far_field_step_size_limit())
+        return self.chain.hmc.stable_step_size(step_size, self._recent_history(), threshold)
+
+    def _fit(self, x, select: bool) -> bool:
+        """(Re)fit the surrogate; with ``select`` also choose (ℓ, λ) by cross-validation and
+        re-estimate the mass matrix, then restart the step-size adaptation.
+
+        Returns False, changing nothing, when the training states hold fewer than
+        ``_MIN_DISTINCT_STATES`` distinct states (a chain stuck on a lucky pseudo-marginal
+        estimate): the surrogate so far, or the random walk before the first fit, is kept, and
+        the next selection waits until the history has doubled."""
+        chain = self.chain
+        training = self._training_points()
+        if np.unique(training, axis=0).shape[0] < _MIN_DISTINCT_STATES:
+            if select:
+                chain.next_selection_size = 2 * len(chain.history)
+            return False
+        if select:
+            self._update_rw_whitening()
+            if self.whiten:
+                chain.whitening = self._surrogate_frame(chain.rw_whitening)
+        points = chain.whitening.whiten(training)
+        if select:
+            variance = points.var(axis=0)
+            if self.adapt_mass and np.all(np.isfinite(variance)) and np.all(variance > 0):
+                chain.inv_mass = variance
+            if self.confine:
+                chain.wall_radius = _WALL_MARGIN * float(np.sqrt(np.max(np.sum(points**2, 1))))
+                chain.wall_stiffness = 1.0 / float(np.mean(chain.inv_mass))
+            chain.far_field_step_size_limit = self._far_field_step_size_limit()
+            self._select_hyperparameters(points)
+            chain.next_selection_size = 2 * len(chain.history)
+        chain.surrogate = self._fit_surrogate(points)
+        chain.last_fit_iteration = chain.iteration
+        if select:
+            if chain.step_size_tuner is None:
+                initial = self.initial_step_size or 1.0 / math.sqrt(self.dim)
+            else:
+                initial = chain.step_size
+            # start the search where trajectories on the new surrogate do not blow up
+            initial = self._stable_step_size(initial)
+            chain.step_size = initial
+            if self.trajectory_tuning == "bayesopt":
+                chain.step_size_tuner = self._trajectory_tuner(initial, chain.max_n_steps)
+                chain.step_size, chain.max_n_steps = chain.step_size_tuner.parameters
+            elif self.step_size_adaptation == "esjd":
+                chain.step_size_tuner = JumpDistanceStepSize(initial)
+                chain.step_size_tuner.max_step_size = min(
+                    chain.step_size_tuner.max_step_size, self._far_field_step_size_limit()
+                )
+            else:
+                chain.step_size_tuner = DualAveraging(initial, target=self.target_accept)
+        return True
+
+    def _trajectory_tuner(self, step_size: float, max_n_steps: int) -> WindowedTuner:
+        """GP-UCB over ``ε ∈ [ε₀/30, 3ε₀]`` (``ε₀`` the initial step size: the same box at every
+        restart, so that the search cannot drift) and ``L`` in the ``n_steps`` range (paper 003),
+        started at ``(step_size, max_n_steps)`` (``L_max`` at first), rewarding the ESJD per
+        target evaluation (one per iteration: the trajectory costs none), in windows of a
+        hundredth of the tuning phase."""
+        initial = self.initial_step_size or 1.0 / math.sqrt(self.dim)
+        box = SearchBox(
+            (initial / 30, self.n_steps_range[0]),
+            (3 * initial, self.n_steps_range[1]),
+            integer=(False, True),
+            log_scale=(True, True),
+            names=("step_size", "n_steps"),
+        )
+        window = max(1, self._tune_length // 100)
+        start = (step_size, max_n_steps or box.upper[1])
+        return WindowedTuner(box, window, cost_exponent=0.0, start=start)
+
+    def _surrogate_frame(self, history_frame: Whitening) -> Whitening:
+        """The coordinates of the surrogate (``whiten=True``): by default the history's."""
+        return history_frame
+
+    def _select_hyperparameters(self, points) -> None:
+        """Choose the surrogate's hyper-parameters (``points``: whitened training states)."""
+        chain = self.chain
+        chain.lengthscale, chain.regularization = self._hyperparameters(points)
+
+    def _fit_surrogate(self, points):
+        """A surrogate fitted with the chosen hyper-parameters (``points``: whitened training
+        states)."""
+        chain = self.chain
+        return self._make_estimator(chain.lengthscale, chain.regularization).fit(points)
+
+    def _hyperparameters(self, points) -> tuple[float, float]:
+        if self.fixed_lengthscale is not None and self.fixed_regularization is not None:
+            return self.fixed_lengthscale, self.fixed_regularization
+        regularizations = None if self.fixed_regularization is None else [self.fixed_regularization]
+        # A rejection repeats a state, and a held-out repeat of a training state rewards
+        # vanishing lengthscales: validate on distinct states, at most `_SELECTION_POINTS`.
+        # (Folds of consecutive states avoid that too, but on an early, non-stationary history
+        # they favour heavy regularisation: measured, see the samplers page of the documentation.)
+        _, first_visits = np.unique(points, axis=0, return_index=True)
+        distinct = points[np.sort(first_visits)]
+        if len(distinct) > _SELECTION_POINTS:
+            keep = np.sort(self.rng.choice(len(distinct), _SELECTION_POINTS, replace=False))
+            distinct = distinct[keep]
+        if len(distinct) < 10:
+            distinct = points
+        if self.fixed_lengthscale is None:
+            # Shorter than the typical distance between states (the median heuristic), the
+            # surrogate fits the chain's near-repeats and its gradient needs tiny steps.
+            lengthscales = median_lengthscale(distinct) * _LENGTHSCALE_FACTORS
+        else:
+            lengthscales = [self.fixed_lengthscale]
+        lengthscale, regularization, _ = select_hyperparameters(
+            distinct,
+            estimator=self.estimator_name,
+            lengthscales=lengthscales,
+            regularizations=regularizations,
+            rng=self.rng,
+            **self._selection_kwargs(),
+        )
+        return float(lengthscale), float(regularization)
+
+    def _selection_kwargs(self) -> dict:
+        return {}
+
+    # subclass API
+    def _training_points(self) -> np.ndarray:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _make_estimator(self, lengthscale, regularization):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _update_surrogate(self, x) -> bool:  # pragma: no cover - abstract
+        raise NotImplementedError

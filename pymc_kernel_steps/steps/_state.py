@@ -1,0 +1,154 @@
+"""Per-chain state and per-iteration data of the steps."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from pymc.step_methods.compound import StepMethodState
+from pymc.step_methods.state import dataclass_state
+
+from ..core.history import ChainHistory
+from ..core.moves import CoordinateWalk, Proposal, RandomWalk
+from ..core.scouting import Scouts
+
+__all__ = ["ChainState", "KernelStepState", "Transition", "TuningData"]
+
+
+@dataclass(frozen=True)
+class TuningData:
+    """What a chain learns its proposal from while tuning, as pooled tuning shares it.
+
+    :meth:`KernelStep.tuning_data` exports a chain's own; :meth:`KernelStep.absorb_tuning_data`
+    gives a chain the other chains' (``pymc_kernel_steps.distributed.sample(pooled_tuning=True)``
+    does both between windows of tuning iterations).
+
+    Attributes
+    ----------
+    states : ndarray, shape (n, d)
+        The most recent half of the chain's history, in the step's coordinates.
+    points : ndarray, shape (m, d)
+        Where the chain evaluated the model's log density while tuning, for the steps that fit
+        a surrogate to evaluations (``KMCLite``'s regression surrogate); empty for the others.
+    log_densities : ndarray, shape (m,)
+        The log densities at ``points``.
+    """
+
+    states: np.ndarray
+    points: np.ndarray
+    log_densities: np.ndarray
+
+    @classmethod
+    def concatenate(cls, parts, dim: int) -> TuningData:
+        """The data of every chain in ``parts`` together (checked: ``dim`` columns)."""
+        parts = list(parts)
+        for part in parts:
+            if not isinstance(part, TuningData):
+                raise TypeError(f"expected TuningData, got {type(part).__name__}")
+            points = np.asarray(part.points)
+            if np.shape(part.states)[1:] != (dim,) or points.shape[1:] != (dim,):
+                raise ValueError(
+                    f"tuning data of dimension {np.shape(part.states)[1:]} for a step of "
+                    f"dimension {dim}"
+                )
+            if np.shape(part.log_densities) != points.shape[:1]:
+                raise ValueError("tuning data: one log density per point expected")
+        empty = np.empty((0, dim))
+        return cls(
+            np.concatenate([empty, *(np.asarray(p.states, float) for p in parts)]),
+            np.concatenate([empty, *(np.asarray(p.points, float) for p in parts)]),
+            np.concatenate([np.empty(0), *(np.asarray(p.log_densities, float) for p in parts)]),
+        )
+
+
+@dataclass
+class ChainState:
+    """Everything that belongs to one chain; reset by ``setup_chain``.
+
+    Subclasses add their own fields (surrogate, adaptation state, ...).
+    """
+
+    history: ChainHistory
+    iteration: int = 0
+    current_point: np.ndarray | None = None
+    current_logp: float = math.nan
+    outside_values: list[np.ndarray] = field(default_factory=list)
+    adaptation_iteration: int = 0
+    total_iterations: int = 0
+    rejection_run: int = 0
+    accepted_moves: int = 0
+    longest_rejection_run: int = 0
+    longest_rejection_run_end: int = 0
+    degenerate_proposals: int = 0
+    #: surrogate trajectories that diverged or left the abort ball (KMC), not evaluated either
+    aborted_trajectories: int = 0
+    nan_log_densities: int = 0
+    draws_done: int = 0
+    draws_accepted: int = 0
+    #: the longest run of rejections after tuning, the iteration it ended and the point where
+    #: the chain sat, with the draws' running mean and sum of squared deviations (Welford), for
+    #: the sticky-excursion check
+    draws_rejection_run: int = 0
+    draws_longest_run: int = 0
+    draws_longest_run_end: int = 0
+    draws_longest_run_point: np.ndarray | None = None
+    draws_mean: np.ndarray | None = None
+    draws_squares: np.ndarray | None = None
+    #: draws after tuning with the `diverging` stat (steps that emit it)
+    draws_diverging: int = 0
+    #: sum and count of the acceptance probabilities since the start of the current phase
+    #: (tuning or drawing), for the `accept_rate` stat
+    accept_sum: float = 0.0
+    accept_count: int = 0
+    #: the single-coordinate moves of the tuning phase (created at the first)
+    coordinate: CoordinateWalk | None = None
+    #: the step's own random walk, which restarts at the scale of the scouts
+    random_walk: RandomWalk | None = None
+    scout_iterations: int = 0  # the first iterations of tuning that belong to the scouts
+    scouts: Scouts | None = None
+    #: each coordinate's conditional scale at the chain's start: the frame of the first
+    #: random-walk moves, the coordinate moves and the scouts (None: not measured, unit scales)
+    start_scales: np.ndarray | None = None
+    #: the other chains' tuning data (pooled tuning), learned from with the chain's own
+    pooled: TuningData | None = None
+
+
+@dataclass
+class Transition:
+    """What one iteration did, for the step's adaptation and its sample stats.
+
+    Attributes
+    ----------
+    proposal : Proposal
+        The proposal and the move that made it.
+    context : object
+        What the step noted when it proposed (for example CKAM's position in its cycle), typed
+        by the step; None for most.
+    accepted : bool
+    accept_prob : float
+        ``min(1, exp(log_accept_ratio))``.
+    log_accept_ratio : float
+        −inf for a proposal rejected without evaluating the model.
+    refit : bool
+        The step refitted what its proposals learn from (surrogate, sub-sample) this iteration.
+    """
+
+    proposal: Proposal
+    context: Any
+    accepted: bool
+    accept_prob: float
+    log_accept_ratio: float
+    refit: bool = False
+
+    @property
+    def degenerate(self) -> bool:
+        """Rejected without evaluating the model (a non-finite proposal or correction)."""
+        return not self.proposal.evaluated
+
+
+@dataclass_state
+class KernelStepState(StepMethodState):
+    tune: bool
+    chain: Any

@@ -1,0 +1,36 @@
+"""Checks of constructor arguments that name the parameter in their error."""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+__all__ = ["require_bool", "require_int", "require_positive", "require_real"]
+
+
+def require_int(name: str, value, minimum: int) -> None:
+    """Raise a ValueError naming ``name`` unless ``value`` is an integer ≥ ``minimum``."""
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < minimum:
+        raise ValueError(f"`{name}` must be an integer ≥ {minimum}, got {value!r}.")
+
+
+def require_bool(name: str, value) -> None:
+    """Raise a TypeError naming ``name`` unless ``value`` is a bool."""
+    if not isinstance(value, bool | np.bool_):
+        raise TypeError(f"`{name}` must be True or False, got {value!r}.")
+
+
+def require_real(name: str, value) -> None:
+    """Raise a TypeError naming ``name`` unless ``value`` is a real number (not a bool, a
+    string or an array), so that ``step_size="0.1"`` is told which parameter is wrong."""
+    if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Real):
+        raise TypeError(f"`{name}` must be a number, got {value!r} of type {type(value).__name__}.")
+
+
+def require_positive(name: str, value) -> None:
+    """Raise a ValueError naming ``name`` unless ``value`` is a positive finite number (a
+    TypeError if it is not a number)."""
+    require_real(name, value)
+    if not (np.isfinite(value) and value > 0):
+        raise ValueError(f"`{name}` must be a positive finite number, got {value!r}.")

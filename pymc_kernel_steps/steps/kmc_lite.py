@@ -1,0 +1,440 @@
+"""KMC lite (paper 002): HMC on a surrogate fitted to the chain's history, the regression surrogate
+of the evaluated log densities by default."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..core.history import ChainHistory
+from ..core.kernels import GaussianKernel
+from ..core.regression import (
+    TRENDS,
+    RegressionSurrogate,
+    fit_quadratic_gaussian,
+    informative_evaluations,
+    quadratic_parameter_count,
+    select_regression_hyperparameters,
+    select_trend,
+)
+from ..core.score_matching import (
+    LiteScoreEstimator,
+)
+from ..core.whitening import Whitening
+from ._docs import with_shared_parameters
+from ._kmc import _KMC, _MIN_DISTINCT_STATES, KMCChain
+from .base import (
+    require_int,
+)
+
+__all__ = ["KMCLite"]
+
+#: the surrogates of KMCLite: score matching on the states (paper 002) or regression on the
+#: evaluated log densities (:class:`~pymc_kernel_steps.core.RegressionSurrogate`)
+SURROGATES = ("score_matching", "regression")
+#: surrogate="regression" is fitted on at most this many evaluations per kernel centre
+_REGRESSION_POINTS_PER_CENTRE = 4
+_DEFAULT_REGRESSION_RIDGE = 1e-2
+#: the precisions of surrogate="regression"'s fitted Gaussian, relative to the history's
+_REGRESSION_PRECISION_RANGE = (1e-2, 1e2)
+#: evaluations recorded per chain at most (with adapt_after_tuning=True recording goes on
+#: through the draws; beyond this the surrogate learns from the first ones only)
+_MAX_RECORDED_EVALUATIONS = 200_000
+
+
+@with_shared_parameters
+class KMCLite(_KMC):
+    r"""Kernel HMC, lite version (Strathmann et al., NIPS 2015), with a surrogate fitted to the
+    log densities the chain evaluated (by default; the paper's score matching is an option).
+
+    HMC trajectories on a surrogate log density learned during tuning, accepted with the *true*
+    log density: one target evaluation per iteration, no model gradient. By default
+    (``surrogate="regression"``, beyond the paper) the surrogate is fitted by kernel ridge
+    regression to the log densities evaluated while tuning, at accepted and rejected proposals
+    alike: a parametric trend (the Gaussian of the least-squares quadratic through those values,
+    or a proper quartic where it predicts them better) plus a Gaussian-kernel correction with
+    one lengthscale per coordinate, so that far from the data trajectories turn back towards
+    it. ``surrogate="score_matching"`` is the paper's ``f(x) = Σ α_i k(z_i, x)``
+    fitted by score matching to a sub-sample ``z`` of the chain's states. Exactness never
+    depends on the surrogate's quality.
+
+    Each iteration is, with probability ``random_walk_probability``, a Gaussian random-walk move
+    (per-coordinate scale from the history, Robbins–Monro tuned towards 0.234 acceptance) and
+    otherwise a surrogate trajectory. Both moves are Metropolis–Hastings moves that leave the
+    target invariant, so the mixture does too; the random-walk share keeps a chain from sticking
+    where the surrogate is steeper than the target (typically in tails the history has not seen).
+
+    Parameters
+    ----------
+    <shared: vars>
+    subsample_size : int, default 500
+        Size ``n`` of the history sub-sample the surrogate is fitted on (with
+        ``surrogate="regression"``: the number of kernel centres).
+    surrogate : {"regression", "score_matching"}, default "regression"
+        ``"regression"`` (beyond the paper) fits the log densities the chain *evaluated* while
+        tuning, at accepted and rejected proposals alike:
+        ``f(u) = t(u) + c + Σ_i β_i k(z_i, u)``
+        (:class:`~pymc_kernel_steps.core.RegressionSurrogate`), ``t`` the trend (``−½‖u‖²``
+        or a quartic, see ``trend``), in the frame ``u`` of the
+        Gaussian whose log density is the least-squares quadratic through those evaluations
+        (:func:`~pymc_kernel_steps.core.fit_quadratic_gaussian`, its precisions within
+        1/100–100 of the history's), plus a Gaussian kernel with one
+        lengthscale per whitened coordinate, chosen with the ridge by held-out squared error
+        (:func:`~pymc_kernel_steps.core.select_regression_hyperparameters`; a coordinate the
+        log density does not bend in is dropped from the kernel). Far from the data ``f`` is
+        the trend, which decays, so trajectories turn back. It uses information score matching
+        ignores, learns from rejected proposals the width of a direction the chain has not yet
+        explored,
+        and resolves thin curved ridges an isotropic kernel cannot; a warm start from
+        ``history=`` needs the log densities ``pm.sample`` records, and it needs
+        ``whiten=True`` (its Gaussian term defines its frame). In a compound step the recorded
+        values are conditional log densities at the other variables' values of the moment, and
+        with a noisy (pseudo-marginal) log density they are estimates: the fit is then rougher,
+        never wrong. The frozen kernel is exact either way. ``"score_matching"`` is the paper's
+        surrogate, fitted to the *states* of the history. How the two compare: see the
+        benchmarks page in the documentation.
+    trend : {"auto", "quartic", "quadratic"}, default "auto"
+        The parametric part of ``surrogate="regression"`` (beyond the papers), in place of
+        ``−½‖u‖²``: ``"quadratic"`` keeps that Gaussian; ``"quartic"`` is the least-squares
+        log density of a Gaussian in the features ``(u, u∘u)``
+        (:class:`~pymc_kernel_steps.core.PolynomialTrend`: cubic and quartic terms, its quartic
+        matrix clipped positive definite so that it decays in every direction), which follows
+        a curved ridge, skewness or flattened tails beyond the data the kernel sum needs; the
+        kernel then models what it leaves. ``"auto"`` takes the quartic trend when it predicts
+        held-out evaluations better
+        (:func:`~pymc_kernel_steps.core.select_trend`), decided at each hyper-parameter
+        selection; both need at least twice as many informative evaluations as the quartic's
+        ``1 + d + d(d+1) + d²`` coefficients (2000 are used at most, so ``d ≤ 20``), and
+        otherwise the quadratic trend is used. How the trends compare: see the benchmarks page in
+        the documentation. Trajectories on a quartic can grow fast where it
+        is steep; one that
+        leaves the region the chain has seen is rejected without evaluating the model (see
+        ``confine``).
+    <shared: n_steps>
+    step_size : float, optional
+        Initial leapfrog step size (default ``1/√d`` in the mass-matrix metric); jittered by
+        ``±step_size_jitter`` per iteration and tuned as ``step_size_adaptation`` says. Each
+        hyper-parameter selection and the end of tuning shrink it, if needed, below the leapfrog's
+        stability limit on the surrogate (checked with the surrogate alone, no model evaluation),
+        and no trajectory's step size, tuning trials and jitter included, reaches 0.9 of the
+        limit ``2/√(max M⁻¹ · κ)`` of the surrogate's far field (``κ``: the wall's stiffness,
+        plus 1 for ``surrogate="regression"``), where a trajectory would grow without bound.
+    <shared: step_size_adaptation, trajectory_tuning, target_accept>
+    step_size_jitter : float, default 0.2
+        Relative uniform jitter of the step size, in [0, 1).
+    lengthscale, regularization : float, optional
+        Gaussian-kernel lengthscale ``ℓ`` and regulariser ``λ`` of the estimator. Default: chosen by
+        5-fold cross-validation of the score-matching objective (on at most 500 distinct states,
+        ``ℓ`` from 1 to 3 times the median heuristic) when the surrogate is first fitted and
+        each time the history doubles during tuning. With ``surrogate="regression"``: chosen at
+        the same times by held-out squared error of the log density, ``ℓ`` per whitened
+        coordinate (a given ``lengthscale`` fixes an isotropic kernel).
+    <shared: min_history>
+    refit_interval : int, default 100
+        The surrogate is refitted on a fresh sub-sample every ``refit_interval`` adapting
+        iterations.
+    <shared: adapt_mass, whiten, confine, random_walk_probability>
+    <shared: adapt_after_tuning, scouts>
+    history : arviz.DataTree, InferenceData or array of shape (n, d), optional
+        A warm start: states from an earlier run (``idata`` or ``idata.posterior``, chains and
+        draws pooled; a transformed variable such as ``sigma_log__`` is read from the posterior
+        if it was recorded, ``idata_kwargs={"include_transformed": True}``, and otherwise
+        computed from the constrained draws with the model's transform), or an ``(n, d)`` array
+        of states in the step's coordinates. Every chain begins its history
+        with them and fits the surrogate, whitening, mass matrix and step size to them before
+        its first iteration, with no random-walk phase; tuning then goes on from there (and may
+        be short). With ``tune=0`` the kernel is fixed from the first draw (it depends on these
+        states, never on the chain's own draws), so the draws stay exact. At least 10 distinct
+        states; they are copied, not modified. ``surrogate="regression"`` is fitted to log
+        densities, so it needs the ``idata`` of ``pm.sample`` (its ``sample_stats`` hold the
+        log density ``lp`` of every draw) and a step that samples every free variable of the
+        model; those log densities are its first training data.
+    <shared: model, initial_point, compile_kwargs, rng, blocked>
+
+    See Also
+    --------
+    KMCFinite : the same with random Fourier features, fitted on the whole history.
+
+    Notes
+    -----
+    Sample stats (in ``idata.sample_stats``): ``accept`` (acceptance probability),
+    ``accept_rate`` (the chain's mean ``accept`` since the start of its phase, tuning or
+    drawing: the progress bar's figure),
+    ``accepted``, ``logp_evals`` (target evaluations this iteration), ``logp_nan``, ``lp`` (the
+    model's log density; emitted as ``model_logp``, absent for noisy log densities),
+    ``diverging`` (a surrogate trajectory whose true energy is non-finite, or a proposal
+    rejected without evaluating the model), ``step_size`` (NaN for random-walk moves),
+    ``n_steps`` (0 for random-walk moves), ``energy_error`` (change of the true Hamiltonian),
+    ``energy`` (the true Hamiltonian of the state kept, with the trajectory's end momentum if
+    accepted and its initial one if not, as PyMC's HMC; after a random-walk move, with a fresh
+    momentum: ``az.plot_energy`` and the BFMI read it), ``n_history``,
+    ``refit``, ``surrogate`` (False for random-walk moves) and ``lengthscale`` (with
+    ``surrogate="regression"`` the shortest of the per-coordinate lengthscales). The ``tune`` and
+    ``warning`` stats are consumed by PyMC and do not appear in the DataTree.
+
+    Examples
+    --------
+    >>> import pymc as pm
+    >>> from pymc_kernel_steps import KMCLite
+    >>> with pm.Model():
+    ...     x = pm.Normal("x", shape=2)
+    ...     idata = pm.sample(step=KMCLite(), tune=300, draws=200, chains=1,
+    ...                       random_seed=1, progressbar=False)  # doctest: +SKIP
+    """
+
+    name = "kmc_lite"
+    estimator_name = "lite"
+
+    def __init__(
+        self,
+        vars=None,
+        *,
+        subsample_size: int = 500,
+        surrogate: str = "regression",
+        trend: str = "auto",
+        n_steps: int | tuple[int, int] = (10, 30),
+        step_size: float | None = None,
+        step_size_adaptation: str = "esjd",
+        trajectory_tuning: str | None = None,
+        target_accept: float | None = None,
+        step_size_jitter: float = 0.2,
+        lengthscale: float | None = None,
+        regularization: float | None = None,
+        min_history: int | None = None,
+        refit_interval: int = 100,
+        adapt_mass: bool = True,
+        whiten: bool = True,
+        confine: bool = True,
+        random_walk_probability: float = 0.25,
+        adapt_after_tuning: bool = False,
+        scouts: int = 4,
+        history=None,
+        model=None,
+        initial_point=None,
+        compile_kwargs: dict | None = None,
+        rng=None,
+        blocked: bool = True,
+    ):
+        require_int("subsample_size", subsample_size, minimum=2)
+        self.subsample_size = int(subsample_size)
+        if surrogate not in SURROGATES:
+            raise ValueError(f"`surrogate` must be one of {SURROGATES}, got {surrogate!r}.")
+        if surrogate == "regression" and not whiten:
+            raise ValueError(
+                "surrogate='regression' (the default) needs whiten=True: its Gaussian term, "
+                "fitted to the evaluations, defines the frame of the surrogate (with "
+                "whiten=False it would be N(0, I) in the model's coordinates). For the paper's "
+                "isotropic kernel in the model's coordinates pass surrogate='score_matching' "
+                "with whiten=False."
+            )
+        if trend not in TRENDS:
+            raise ValueError(f"`trend` must be one of {TRENDS}, got {trend!r}.")
+        if surrogate != "regression" and trend != "auto":
+            raise ValueError(
+                f"`trend` is the parametric part of surrogate='regression'; "
+                f"surrogate={surrogate!r} has none (got trend={trend!r})."
+            )
+        self.surrogate_kind = surrogate
+        self.trend_kind = trend
+        self.warm_log_densities = None
+        super().__init__(
+            vars,
+            n_steps=n_steps,
+            step_size=step_size,
+            step_size_adaptation=step_size_adaptation,
+            trajectory_tuning=trajectory_tuning,
+            target_accept=target_accept,
+            step_size_jitter=step_size_jitter,
+            lengthscale=lengthscale,
+            regularization=regularization,
+            min_history=min_history,
+            refit_interval=refit_interval,
+            adapt_mass=adapt_mass,
+            whiten=whiten,
+            confine=confine,
+            random_walk_probability=random_walk_probability,
+            adapt_after_tuning=adapt_after_tuning,
+            scouts=scouts,
+            history=history,
+            model=model,
+            initial_point=initial_point,
+            compile_kwargs=compile_kwargs,
+            rng=rng,
+            blocked=blocked,
+        )
+
+    def _training_points(self):
+        return self._tuning_states_subsample(self.subsample_size)
+
+    # pooled tuning: the other chains' states and evaluations enter the next selection and fit
+    pools_tuning_data = True
+
+    def _own_evaluations(self) -> tuple[np.ndarray, np.ndarray]:
+        chain = self.chain
+        if chain.evaluated_points is None:
+            return super()._own_evaluations()
+        return chain.evaluated_points.points.copy(), np.asarray(chain.evaluated_values, float)
+
+    def _on_absorb(self) -> None:
+        if self.chain.surrogate is not None:  # select and fit again at the next iteration
+            self.chain.next_selection_size = len(self.chain.history)
+
+    # surrogate="regression": the log densities evaluated while adapting are the training data
+    def _new_chain(self) -> KMCChain:
+        chain = super()._new_chain()
+        if self.surrogate_kind == "regression":
+            chain.evaluated_points = ChainHistory(self.dim)
+            chain.evaluated_values = []
+        return chain
+
+    def _warm_states(self, history, model) -> np.ndarray:
+        states = super()._warm_states(history, model)
+        if self.surrogate_kind == "regression":
+            self.warm_log_densities = self._warm_log_densities(history, len(states))
+        return states
+
+    def _warm_log_densities(self, history, n_states: int) -> np.ndarray:
+        """``surrogate="regression"``: the log densities of the warm states, the ``lp`` sample
+        statistic that ``pm.sample`` records with them (this package's steps, NUTS, Metropolis).
+        The regression surrogate is fitted to log densities; an array of states carries none,
+        and for a step that samples only some of the model's variables ``lp`` (the whole
+        model's) is not a function of this step's variables alone."""
+        hint = "or warm-start surrogate='score_matching', which is fitted to the states alone."
+        if self.shared:
+            raise ValueError(
+                "`history` with surrogate='regression' needs a step that samples every free "
+                "variable of the model: the recorded log densities `lp` are the whole model's, "
+                f"which also depend on {sorted(self.shared)}; {hint}"
+            )
+        sample_stats = getattr(history, "sample_stats", None)
+        if getattr(history, "posterior", None) is None and hasattr(history, "data_vars"):
+            raise ValueError(
+                "`history` is a posterior alone (such as idata.posterior); with "
+                "surrogate='regression' pass the whole result of pm.sample (`history=idata`), "
+                "whose sample_stats hold the log density `lp` of every draw that the surrogate is "
+                f"fitted to; {hint}"
+            )
+        if (
+            getattr(history, "posterior", None) is None
+            or sample_stats is None
+            or ("lp" not in sample_stats)
+        ):
+            raise ValueError(
+                "`history` with surrogate='regression' must be the result of pm.sample (an "
+                "ArviZ DataTree/InferenceData) whose sample_stats hold the log density `lp` of "
+                f"every draw: the surrogate is fitted to log densities, not to states; {hint}"
+            )
+        values = np.asarray(sample_stats["lp"].values, dtype=float).reshape(-1)
+        if values.shape != (n_states,):
+            raise ValueError(
+                f"`history`: sample_stats 'lp' holds {values.size} values for {n_states} "
+                "states; expected one per draw."
+            )
+        return values
+
+    def _warm_start(self) -> None:
+        if self.warm_log_densities is not None:
+            chain = self.chain
+            chain.evaluated_points.extend(self.warm_history)
+            chain.evaluated_values.extend(self.warm_log_densities.tolist())
+        super()._warm_start()
+
+    def _on_evaluation(self, x, value) -> None:
+        chain = self.chain
+        if (
+            chain.evaluated_points is not None
+            and (self.tune or self.adapt_after_tuning)
+            and len(chain.evaluated_values) < _MAX_RECORDED_EVALUATIONS
+        ):
+            chain.evaluated_points.append(x)
+            chain.evaluated_values.append(value)
+
+    def _surrogate_frame(self, history_frame: Whitening) -> Whitening:
+        """``surrogate="regression"``: the frame of the Gaussian fitted to the informative
+        evaluations (:func:`~pymc_kernel_steps.core.fit_quadratic_gaussian` in the history's
+        frame, precisions between 1/100 and 100 of the history's), so that the surrogate's
+        Gaussian term is the log density's best quadratic rather than the history's Gaussian.
+
+        The history's covariance after a short tuning can underestimate a direction many times
+        over, and a Gaussian term that narrow is beyond what the kernel correction can widen.
+        The evaluations, at rejected proposals too, see the log density's curvature there. With too
+        few evaluations for the quadratic the history's frame is kept."""
+        if self.surrogate_kind != "regression":
+            return history_frame
+        points, values = self._informative_evaluations()
+        if len(points) < 2 * quadratic_parameter_count(self.dim):
+            return history_frame
+        mean, covariance = fit_quadratic_gaussian(
+            history_frame.whiten(points), values, *_REGRESSION_PRECISION_RANGE
+        )
+        chol = history_frame.chol
+        return Whitening.from_gaussian(history_frame.unwhiten(mean), chol @ covariance @ chol.T)
+
+    def _informative_evaluations(self) -> tuple[np.ndarray, np.ndarray]:
+        """The informative evaluations (points, log densities), at most
+        ``_REGRESSION_POINTS_PER_CENTRE × subsample_size`` of them."""
+        chain = self.chain
+        points, values = chain.evaluated_points.points, np.asarray(chain.evaluated_values)
+        if chain.pooled is not None:
+            points = np.concatenate([points, chain.pooled.points])
+            values = np.concatenate([values, chain.pooled.log_densities])
+        return informative_evaluations(
+            points,
+            values,
+            self.rng,
+            _REGRESSION_POINTS_PER_CENTRE * self.subsample_size,
+        )
+
+    def _evaluations(self) -> tuple[np.ndarray, np.ndarray]:
+        """The informative evaluations in the surrogate's frame (whitened points, log
+        densities)."""
+        points, values = self._informative_evaluations()
+        return self.chain.whitening.whiten(points), values
+
+    def _select_hyperparameters(self, points) -> None:
+        if self.surrogate_kind != "regression":
+            super()._select_hyperparameters(points)
+            return
+        chain = self.chain
+        U, values = self._evaluations()
+        grids = {}
+        if self.fixed_lengthscale is not None:  # isotropic, as given
+            grids["lengthscales"] = [self.fixed_lengthscale]
+            grids["relevance_factors"] = ()
+        if self.fixed_regularization is not None:
+            grids["regularizations"] = [self.fixed_regularization]
+        if len(U) < _MIN_DISTINCT_STATES:  # nothing to regress on: the history's Gaussian
+            ell = self.fixed_lengthscale
+            precisions = np.zeros(self.dim) if ell is None else np.full(self.dim, ell**-2.0)
+            regularization = self.fixed_regularization or _DEFAULT_REGRESSION_RIDGE
+            chain.trend = None
+        else:
+            chain.trend = select_trend(U, values, self.rng, self.trend_kind)
+            precisions, regularization, _ = select_regression_hyperparameters(
+                U, values, self.rng, trend=chain.trend, **grids
+            )
+        chain.precisions, chain.regularization = precisions, regularization
+        largest = float(precisions.max())
+        chain.lengthscale = 1.0 / math.sqrt(largest) if largest > 0 else math.inf
+
+    def _fit_surrogate(self, points):
+        if self.surrogate_kind != "regression":
+            return super()._fit_surrogate(points)
+        chain = self.chain
+        U, values = self._evaluations()
+        surrogate = RegressionSurrogate(
+            chain.precisions, chain.regularization, self.subsample_size, self.rng, chain.trend
+        )
+        if len(U) < 2:
+            return surrogate.fit(points, -0.5 * np.einsum("ij,ij->i", points, points))
+        return surrogate.fit(U, values)
+
+    def _make_estimator(self, lengthscale, regularization):
+        return LiteScoreEstimator(GaussianKernel(lengthscale), regularization=regularization)
+
+    def _update_surrogate(self, x) -> bool:
+        chain = self.chain
+        if chain.iteration - chain.last_fit_iteration < self.refit_interval:
+            return False
+        return self._fit(x, select=False)
