@@ -304,8 +304,9 @@ def test_four_workers_run_four_chains_three_times_faster_than_one():
     black box that sleeps 20 ms per evaluation, 4 chains of 500 iterations on 4 single-threaded
     workers take at most a third of the time they take on 1, with the same draws. A timing,
     so `make test` runs it alone after the parallel suite (beside another pytest worker it
-    measured 2.2x); skipped when other jobs load the machine (measured at a load average of 15-18 on its 2
-    cores: 2.35x, each chain's compilation starved), as the study records its load."""
+    measured 2.2x); skipped when other jobs load the machine (measured at a load average of
+    15-18 on its 2 cores: 2.35x, each chain's compilation starved), as the study records its
+    load."""
     load = os.getloadavg()[0]
     if load > 2 * (os.cpu_count() or 1):
         pytest.skip(f"the machine is loaded (load average {load:.1f}): a timing means nothing")
