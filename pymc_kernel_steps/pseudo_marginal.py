@@ -34,6 +34,7 @@ from pytensor.tensor.random.op import RNGConsumerOp
 from pytensor.tensor.random.type import RandomGeneratorType
 from pytensor.tensor.random.utils import custom_rng_deepcopy
 
+from ._objmode import register_objmode
 from .steps.base import require_bool
 
 __all__ = ["LogLikelihoodEstimateOp", "PseudoMarginalGradientError", "pseudo_marginal_potential"]
@@ -175,33 +176,16 @@ class LogLikelihoodEstimateOp(RNGConsumerOp):
         )
 
 
-def _register_numba() -> None:
-    """A lean numba implementation (one ``objmode`` call, no object-mode fall-back warning)."""
-    try:
-        import numba
-        from pytensor.link.numba.dispatch import numba_funcify
-        from pytensor.link.numba.dispatch.basic import get_numba_type, numba_njit
-    except ImportError:  # pragma: no cover - numba comes with pytensor
-        return
+def _log_likelihood_call(op):
+    def call(rng, theta):
+        next_rng, value = op.evaluate(rng, theta)
+        return next_rng, np.asarray(value, dtype=np.float64)
 
-    @numba_funcify.register(LogLikelihoodEstimateOp)
-    def _numba_funcify_log_likelihood_estimate(op, node=None, **kwargs):
-        ret_sig = numba.types.Tuple([get_numba_type(out.type) for out in node.outputs])
-
-        def call(rng, theta):
-            next_rng, value = op.evaluate(rng, theta)
-            return next_rng, np.asarray(value, dtype=np.float64)
-
-        @numba_njit
-        def log_likelihood_estimate(rng, theta):
-            with numba.objmode(ret=ret_sig):
-                ret = call(rng, theta)
-            return ret
-
-        return log_likelihood_estimate
+    return call
 
 
-_register_numba()
+# a lean numba implementation (one ``objmode`` call, no object-mode fall-back warning)
+register_objmode(LogLikelihoodEstimateOp, _log_likelihood_call, tuple_output=True)
 
 
 def _theta_vector(theta) -> Variable:

@@ -19,6 +19,7 @@ from .bayesopt import (
     gp_predict,
     ucb_beta,
 )
+from .confinement import Confinement
 from .differential_evolution import SNOOKER_SCALE, de_jump, de_scale, snooker_jump
 from .history import ChainHistory
 from .hmc import (
@@ -29,11 +30,14 @@ from .hmc import (
     regularized_variance,
 )
 from .integrators import (
-    finite_leapfrog,
+    GradientSpec,
+    SurrogateTrajectory,
+    finite_gradient,
     kinetic_energy,
     leapfrog,
-    lite_leapfrog,
-    regression_leapfrog,
+    lite_gradient,
+    regression_gradient,
+    surrogate_trajectory,
 )
 from .kernels import (
     GaussianKernel,
@@ -105,11 +109,13 @@ __all__ = [
     "optimal_scale",
     "AnnealedUCB",
     "ChainHistory",
+    "Confinement",
     "CoordinateScales",
     "DualAveraging",
     "FiniteScoreEstimator",
     "GaussianKernel",
     "GaussianProcessFit",
+    "GradientSpec",
     "HamiltonianState",
     "JumpDistanceStepSize",
     "JumpRateWeights",
@@ -125,6 +131,7 @@ __all__ = [
     "Scouts",
     "SearchBox",
     "StartScales",
+    "SurrogateTrajectory",
     "Whitening",
     "WindowedTuner",
     "adaptation_probability",
@@ -139,7 +146,7 @@ __all__ = [
     "exploration_length",
     "exploration_probability",
     "find_step_size",
-    "finite_leapfrog",
+    "finite_gradient",
     "fit_gp",
     "gaussian_logpdf",
     "gaussian_random_walk",
@@ -155,10 +162,10 @@ __all__ = [
     "kinetic_energy",
     "leapfrog",
     "leapfrog_with_logp",
-    "lite_leapfrog",
+    "lite_gradient",
     "lite_linear_system",
     "median_lengthscale",
-    "regression_leapfrog",
+    "regression_gradient",
     "regularized_variance",
     "rejection_run_probability",
     "select_hyperparameters",
@@ -166,5 +173,6 @@ __all__ = [
     "select_trend",
     "smallest_scale",
     "snooker_jump",
+    "surrogate_trajectory",
     "ucb_beta",
 ]

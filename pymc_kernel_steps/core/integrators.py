@@ -6,31 +6,39 @@ leapfrog trajectory of ``L`` steps of size ``ε`` is::
     p ← p + ε/2 ∇log π(q)
     repeat L times:  q ← q + ε M⁻¹ p ;  p ← p + ε ∇log π(q)   (the last momentum step is ε/2)
 
-:func:`leapfrog` drives any Python gradient function. :func:`lite_leapfrog`,
-:func:`finite_leapfrog` and :func:`regression_leapfrog` are numba-compiled trajectories on the
-surrogates of :mod:`.score_matching` and :mod:`.regression` (they back the estimators' ``leapfrog``
-methods): one compiled loop, given the surrogate as an integer kind and its parameters as plain
-arrays, so that it compiles once and its on-disk cache holds no reference to a function object.
-A non-finite gradient or momentum
-ends a trajectory early with an all-NaN position, so that the caller's accept test rejects it;
-nothing raises.
+:func:`leapfrog` drives any Python gradient function. :func:`surrogate_trajectory` is the one
+numba-compiled trajectory on the surrogates of :mod:`.score_matching` and :mod:`.regression`
+(it backs their common ``trajectory`` method, :class:`SurrogateTrajectory`): a surrogate gives
+its gradient as a :class:`GradientSpec`, an integer kind and its parameters as plain arrays, so
+that the loop compiles once and its on-disk cache holds no reference to a function object; the
+confining wall and abort ball come as one :class:`~.confinement.Confinement`. A non-finite
+gradient or momentum ends a trajectory early with an all-NaN position, so that the caller's
+accept test rejects it; nothing raises.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import NamedTuple
 
 import numba
 import numpy as np
 
+from .confinement import Confinement
+
 __all__ = [
-    "finite_leapfrog",
+    "GradientSpec",
+    "SurrogateTrajectory",
+    "finite_gradient",
     "kinetic_energy",
     "leapfrog",
-    "lite_leapfrog",
-    "regression_leapfrog",
+    "lite_gradient",
+    "regression_gradient",
+    "surrogate_trajectory",
 ]
+
+NO_CONFINEMENT = Confinement()
 
 
 def _as_inv_mass(inv_mass_diag, d: int) -> np.ndarray:
@@ -291,39 +299,29 @@ def _trajectory(
     return q, p
 
 
-def _check_wall(wall_radius, wall_stiffness) -> tuple[float, float]:
-    radius, stiffness = float(wall_radius), float(wall_stiffness)
-    if not radius > 0:
-        raise ValueError(f"`wall_radius` must be positive (or inf), got {wall_radius!r}.")
-    if not (math.isfinite(stiffness) and stiffness >= 0):
-        raise ValueError(f"`wall_stiffness` must be finite and ≥ 0, got {wall_stiffness!r}.")
-    return radius, stiffness
+class GradientSpec(NamedTuple):
+    """A surrogate's gradient as the compiled trajectory evaluates it: which surrogate
+    (``kind``), its parameters as plain arrays ``A, b, c`` and a float ``s``, and the regression
+    trend's ``(g, H, T, Q)`` (``NO_TREND`` for the others). Build it with
+    :func:`lite_gradient`, :func:`finite_gradient` or :func:`regression_gradient`, or take it
+    from a fitted surrogate's ``gradient_spec()``."""
+
+    kind: int
+    A: np.ndarray
+    b: np.ndarray
+    c: np.ndarray
+    s: float
+    trend: tuple
+
+    @property
+    def dim(self) -> int:
+        """The dimension ``d`` of the positions."""
+        return self.A.shape[1]
 
 
-def _check_abort_radius(abort_radius) -> float:
-    abort = float(abort_radius)
-    if not abort > 0:
-        raise ValueError(f"`abort_radius` must be positive (or inf), got {abort_radius!r}.")
-    return abort
-
-
-def lite_leapfrog(
-    Z,
-    alpha,
-    lengthscale,
-    q,
-    p,
-    step_size,
-    n_steps,
-    inv_mass_diag=None,
-    wall_radius=math.inf,
-    wall_stiffness=1.0,
-    abort_radius=math.inf,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Compiled leapfrog trajectory on the lite surrogate ``f(x) = Σ α_i k(z_i, x)``.
-
-    Same scheme and result as ``leapfrog(lambda x: ∇f(x), q, p, ...)`` with the Gaussian kernel
-    ``k(z, x) = exp(−‖z − x‖² / (2ℓ²))``, at O(n d) per step without Python overhead.
+def lite_gradient(Z, alpha, lengthscale) -> GradientSpec:
+    """The gradient of the lite surrogate ``f(x) = Σ α_i k(z_i, x)`` with the Gaussian kernel
+    ``k(z, x) = exp(−‖z − x‖² / (2ℓ²))``: ``∇f(x) = Σ α_i k(z_i, x)(z_i − x) / ℓ²``.
 
     Parameters
     ----------
@@ -333,62 +331,22 @@ def lite_leapfrog(
         Coefficients ``α``.
     lengthscale : float
         Kernel lengthscale ``ℓ > 0``.
-    q, p, step_size, n_steps, inv_mass_diag
-        As for :func:`leapfrog`.
-    wall_radius, wall_stiffness : float
-        Optional confinement: the surrogate log density gets the term
-        ``−(k/2)(‖q‖ − R)₊²`` with ``R = wall_radius``, ``k = wall_stiffness`` (default none),
-        so that trajectories turn back outside the ball where the surrogate's gradient vanishes
-        or oscillates. Any fixed potential keeps the leapfrog map reversible and
-        volume-preserving, so the move stays exact.
-    abort_radius : float
-        A trajectory with a position farther than this from the origin ends at once with an
-        all-NaN position (default inf: never), so that the caller rejects it without evaluating
-        the target there. The rule depends only on the set of positions the trajectory visits,
-        which its reversal visits too: whether a proposal is rejected this way is the same
-        forwards and backwards, and the move stays exact (a trajectory cut short and *accepted*
-        at its last position would not be).
-
-    Returns
-    -------
-    q_new, p_new : ndarray, shape (d,)
-        End point; ``q_new`` is all NaN if the gradient became non-finite.
     """
-    q, p, eps, n_steps, inv_mass = _check_trajectory_args(q, p, step_size, n_steps, inv_mass_diag)
-    radius, stiffness = _check_wall(wall_radius, wall_stiffness)
-    abort = _check_abort_radius(abort_radius)
     Z = np.ascontiguousarray(Z, dtype=float)
     alpha = np.ascontiguousarray(alpha, dtype=float)
-    if Z.ndim != 2 or Z.shape[1] != q.shape[0] or alpha.shape != (Z.shape[0],):
+    if Z.ndim != 2 or alpha.shape != (Z.shape[0],):
         raise ValueError(
-            f"`Z` must have shape (n, {q.shape[0]}) and `alpha` shape (n,), "
-            f"got {Z.shape} and {alpha.shape}."
+            f"`Z` must have shape (n, d) and `alpha` shape (n,), got {Z.shape} and {alpha.shape}."
         )
     lengthscale = float(lengthscale)
     if not (math.isfinite(lengthscale) and lengthscale > 0):
         raise ValueError(f"`lengthscale` must be positive and finite, got {lengthscale!r}.")
-    ones, inv_ell2 = np.ones(q.shape[0]), 1.0 / lengthscale**2
-    surrogate = (_LITE, Z, alpha, ones, inv_ell2, NO_TREND)
-    return _trajectory(*surrogate, q, p, eps, n_steps, inv_mass, radius, stiffness, abort)
+    return GradientSpec(_LITE, Z, alpha, np.ones(Z.shape[1]), 1.0 / lengthscale**2, NO_TREND)
 
 
-def finite_leapfrog(
-    frequencies,
-    offsets,
-    theta,
-    q,
-    p,
-    step_size,
-    n_steps,
-    inv_mass_diag=None,
-    wall_radius=math.inf,
-    wall_stiffness=1.0,
-    abort_radius=math.inf,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Compiled leapfrog trajectory on the random-feature surrogate ``f(x) = θᵀφ(x)``.
-
-    ``φ(x) = √(2/m) cos(Ωx + u)``; the same scheme and result as :func:`leapfrog` driven by
-    ``∇f(x) = −√(2/m) Ωᵀ(θ ⊙ sin(Ωx + u))``, at O(m d) per step.
+def finite_gradient(frequencies, offsets, theta) -> GradientSpec:
+    """The gradient of the random-feature surrogate ``f(x) = θᵀφ(x)``,
+    ``φ(x) = √(2/m) cos(Ωx + u)``: ``∇f(x) = −√(2/m) Ωᵀ(θ ⊙ sin(Ωx + u))``.
 
     Parameters
     ----------
@@ -398,56 +356,23 @@ def finite_leapfrog(
         Phases ``u``.
     theta : array_like, shape (m,)
         Coefficients ``θ``.
-    q, p, step_size, n_steps, inv_mass_diag
-        As for :func:`leapfrog`.
-    wall_radius, wall_stiffness, abort_radius : float
-        Optional confinement and abort, as for :func:`lite_leapfrog`.
-
-    Returns
-    -------
-    q_new, p_new : ndarray, shape (d,)
-        End point; ``q_new`` is all NaN if the gradient became non-finite.
     """
-    q, p, eps, n_steps, inv_mass = _check_trajectory_args(q, p, step_size, n_steps, inv_mass_diag)
-    radius, stiffness = _check_wall(wall_radius, wall_stiffness)
-    abort = _check_abort_radius(abort_radius)
     omega = np.ascontiguousarray(frequencies, dtype=float)
     offsets = np.ascontiguousarray(offsets, dtype=float)
     theta = np.ascontiguousarray(theta, dtype=float)
     m = omega.shape[0] if omega.ndim == 2 else -1
-    if (
-        omega.ndim != 2
-        or omega.shape[1] != q.shape[0]
-        or offsets.shape != (m,)
-        or theta.shape != (m,)
-    ):
+    if omega.ndim != 2 or offsets.shape != (m,) or theta.shape != (m,):
         raise ValueError(
-            f"`frequencies` must have shape (m, {q.shape[0]}), `offsets` and `theta` shape (m,), "
+            f"`frequencies` must have shape (m, d), `offsets` and `theta` shape (m,), "
             f"got {omega.shape}, {offsets.shape} and {theta.shape}."
         )
-    scale = math.sqrt(2.0 / m)
-    surrogate = (_FINITE, omega, offsets, theta, scale, NO_TREND)
-    return _trajectory(*surrogate, q, p, eps, n_steps, inv_mass, radius, stiffness, abort)
+    return GradientSpec(_FINITE, omega, offsets, theta, math.sqrt(2.0 / m), NO_TREND)
 
 
-def regression_leapfrog(
-    Z,
-    beta,
-    precisions,
-    q,
-    p,
-    step_size,
-    n_steps,
-    inv_mass_diag=None,
-    wall_radius=math.inf,
-    wall_stiffness=1.0,
-    abort_radius=math.inf,
-    trend=None,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Compiled leapfrog trajectory on the regression surrogate
-    ``f(u) = t(u) + Σ_i β_i k(z_i, u)`` (see :class:`.regression.RegressionSurrogate`), with
-    ``k(z, u) = exp(−½ Σ_j P_j (z_j − u_j)²)`` and the trend ``t`` of
-    :class:`.regression.PolynomialTrend`.
+def regression_gradient(Z, beta, precisions, trend=None, *, check: bool = True) -> GradientSpec:
+    """The gradient of the regression surrogate ``f(u) = t(u) + Σ_i β_i k(z_i, u)`` (see
+    :class:`.regression.RegressionSurrogate`), with ``k(z, u) = exp(−½ Σ_j P_j (z_j − u_j)²)``
+    and the trend ``t`` of :class:`.regression.PolynomialTrend`.
 
     Parameters
     ----------
@@ -458,18 +383,30 @@ def regression_leapfrog(
     precisions : array_like, shape (d,)
         Inverse squared lengthscales ``P_j ≥ 0`` of the kernel, one per coordinate (0: the
         kernel ignores that coordinate).
-    q, p, step_size, n_steps, inv_mass_diag, wall_radius, wall_stiffness, abort_radius
-        As for :func:`lite_leapfrog`.
     trend : tuple of arrays, optional
         ``(g, H, T, Q)`` of the trend ``t(u) = gᵀu − ½uᵀHu + Σ_ij T_ij u_i u_j² − ½ sᵀQs``,
         ``s = u∘u``, shapes (d,), (d, d), (d, d), (d, d); default ``t(u) = −½‖u‖²``.
-
-    Returns
-    -------
-    q_new, p_new : ndarray, shape (d,)
-        End point; ``q_new`` is all NaN if the gradient became non-finite.
+    check : bool, default True
+        False for parameters known to be valid (C-contiguous float arrays of matching shapes,
+        ``trend`` a tuple of four or ``NO_TREND``): a fitted
+        :class:`.regression.RegressionSurrogate`, checked when it was built and fitted, builds
+        its spec once per trajectory without checking it again.
     """
-    d = _check_trajectory_args(q, p, step_size, n_steps, inv_mass_diag)[0].shape[0]
+    if not check:
+        return GradientSpec(
+            _REGRESSION, Z, beta, precisions, 1.0, NO_TREND if trend is None else trend
+        )
+    Z = np.ascontiguousarray(Z, dtype=float)
+    beta = np.ascontiguousarray(beta, dtype=float)
+    precisions = np.ascontiguousarray(precisions, dtype=float)
+    d = precisions.shape[0] if precisions.ndim == 1 else -1
+    if Z.ndim != 2 or Z.shape[1] != d or beta.shape != (Z.shape[0],):
+        raise ValueError(
+            f"`Z` must have shape (n, d), `beta` shape (n,) and `precisions` shape (d,), "
+            f"got {Z.shape}, {beta.shape} and {precisions.shape}."
+        )
+    if not (np.all(np.isfinite(precisions)) and np.all(precisions >= 0)):
+        raise ValueError("`precisions` must be finite and non-negative.")
     if trend is None:
         trend = NO_TREND
     else:
@@ -482,33 +419,95 @@ def regression_leapfrog(
                 f"`trend` must be four finite arrays of shapes ({d},), ({d}, {d}), ({d}, {d}), "
                 f"({d}, {d}), got shapes {shapes}."
             )
-    Z = np.ascontiguousarray(Z, dtype=float)
-    beta = np.ascontiguousarray(beta, dtype=float)
-    precisions = np.ascontiguousarray(precisions, dtype=float)
-    if Z.ndim != 2 or Z.shape[1] != d or beta.shape != (Z.shape[0],) or precisions.shape != (d,):
-        raise ValueError(
-            f"`Z` must have shape (n, {d}), `beta` shape (n,) and `precisions` shape ({d},), "
-            f"got {Z.shape}, {beta.shape} and {precisions.shape}."
-        )
-    if not (np.all(np.isfinite(precisions)) and np.all(precisions >= 0)):
-        raise ValueError("`precisions` must be finite and non-negative.")
-    return regression_trajectory(
-        Z, beta, precisions, trend, q, p, step_size, n_steps, inv_mass_diag, wall_radius,
-        wall_stiffness, abort_radius,
-    )  # fmt: skip
+    return GradientSpec(_REGRESSION, Z, beta, precisions, 1.0, trend)
 
 
-def regression_trajectory(
-    Z, beta, precisions, trend, q, p, step_size, n_steps, inv_mass_diag, wall_radius,
-    wall_stiffness, abort_radius,
-) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
-    """:func:`regression_leapfrog` for a surrogate whose parameters are known to be valid
-    (C-contiguous float arrays of matching shapes, ``trend`` a tuple of four or
-    ``NO_TREND``): only the trajectory's own arguments are checked. The fitted
-    :class:`.regression.RegressionSurrogate` calls it once per proposal, so its parameters,
-    checked when it was built and fitted, are not checked again on every iteration."""
+def surrogate_trajectory(
+    gradient: GradientSpec,
+    q,
+    p,
+    step_size: float,
+    n_steps: int,
+    inv_mass_diag=None,
+    confinement: Confinement | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Compiled leapfrog trajectory on a surrogate log density: the one trajectory of every
+    surrogate.
+
+    The same scheme and result as ``leapfrog(lambda x: ∇f(x) + ∇w(x), q, p, ...)`` with ``∇f``
+    the surrogate's gradient and ``w`` the confining term, at O(n d) per step without Python
+    overhead.
+
+    Parameters
+    ----------
+    gradient : GradientSpec
+        The surrogate's gradient (:func:`lite_gradient`, :func:`finite_gradient`,
+        :func:`regression_gradient`, or a fitted surrogate's ``gradient_spec()``).
+    q, p, step_size, n_steps, inv_mass_diag
+        As for :func:`leapfrog`.
+    confinement : Confinement, optional
+        The confining term ``−(k/2)(‖q‖ − R)₊²`` added to the surrogate log density, so that
+        trajectories turn back outside the ball where the surrogate's gradient vanishes or
+        oscillates, and the abort ball beyond which a trajectory ends at once with an all-NaN
+        position (default none of either; see :class:`~.confinement.Confinement`). Any fixed
+        potential keeps the leapfrog map reversible and volume-preserving, so the move stays
+        exact.
+
+    Returns
+    -------
+    q_new, p_new : ndarray, shape (d,)
+        End point; ``q_new`` is all NaN if the gradient became non-finite or the trajectory
+        left the abort ball.
+    """
     q, p, eps, n_steps, inv_mass = _check_trajectory_args(q, p, step_size, n_steps, inv_mass_diag)
-    radius, stiffness = _check_wall(wall_radius, wall_stiffness)
-    abort = _check_abort_radius(abort_radius)
-    surrogate = (_REGRESSION, Z, beta, precisions, 1.0, trend)
-    return _trajectory(*surrogate, q, p, eps, n_steps, inv_mass, radius, stiffness, abort)
+    if gradient.dim != q.shape[0]:
+        raise ValueError(
+            f"The surrogate's dimension {gradient.dim} differs from the position's {q.shape[0]}."
+        )
+    wall = NO_CONFINEMENT if confinement is None else confinement
+    return _trajectory(
+        *gradient, q, p, eps, n_steps, inv_mass, wall.radius, wall.stiffness, wall.abort_radius
+    )
+
+
+class SurrogateTrajectory:
+    """The trajectory method every surrogate shares: a subclass provides
+    :meth:`gradient_spec`."""
+
+    def gradient_spec(self) -> GradientSpec:  # pragma: no cover - abstract
+        """The surrogate's gradient as the compiled trajectory evaluates it."""
+        raise NotImplementedError
+
+    def trajectory(
+        self,
+        q,
+        p,
+        step_size: float,
+        n_steps: int,
+        inv_mass_diag=None,
+        confinement: Confinement | None = None,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Compiled leapfrog trajectory on the surrogate (see :func:`surrogate_trajectory`).
+
+        Parameters
+        ----------
+        q, p : array_like, shape (d,)
+            Initial position and momentum.
+        step_size : float
+            Step size ``ε``.
+        n_steps : int
+            Number of steps ``L``.
+        inv_mass_diag : array_like, shape (d,) or scalar, optional
+            Diagonal inverse mass matrix (default identity).
+        confinement : Confinement, optional
+            The confining wall and abort ball (default none).
+
+        Returns
+        -------
+        q_new, p_new : ndarray, shape (d,)
+            End point (``q_new`` all NaN if the gradient became non-finite or the trajectory
+            left the abort ball).
+        """
+        return surrogate_trajectory(
+            self.gradient_spec(), q, p, step_size, n_steps, inv_mass_diag, confinement
+        )

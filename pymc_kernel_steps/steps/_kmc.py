@@ -12,6 +12,7 @@ from pymc.model import modelcontext
 
 from ..core.adaptation import DualAveraging, JumpDistanceStepSize
 from ..core.bayesopt import SearchBox, WindowedTuner
+from ..core.confinement import Confinement
 from ..core.history import ChainHistory
 from ..core.kernels import median_lengthscale
 from ..core.moves import Mixture, Proposal, RandomWalk, SurrogateHMC
@@ -36,8 +37,6 @@ __all__ = ["KMCChain"]
 
 _SELECTION_POINTS = 500
 _LENGTHSCALE_FACTORS = np.array([1.0, 1.5, 2.0, 3.0])
-#: the confining wall starts this many times beyond the farthest training point
-_WALL_MARGIN = 2.0
 #: fewer distinct training states than this (a stuck chain) and the surrogate is not refitted
 _MIN_DISTINCT_STATES = 10
 #: target acceptance of dual averaging when ``target_accept`` is not given (as PyMC's NUTS)
@@ -87,8 +86,7 @@ class KMCChain(ChainState):
     surrogate = _of_hmc("surrogate", "The fitted surrogate (None before the first fit).")
     whitening = _of_hmc("frame", "The surrogate's coordinates u = whitening.whiten(x).")
     inv_mass = _of_hmc("inv_mass", "The diagonal inverse mass matrix of the trajectories.")
-    wall_radius = _of_hmc("wall_radius", "Radius of the confining wall (whitened).")
-    wall_stiffness = _of_hmc("wall_stiffness", "Stiffness of the confining wall.")
+    confinement = _of_hmc("confinement", "The trajectories' wall and abort ball (whitened).")
     far_field_step_size_limit = _of_hmc("step_size_cap", "The largest step size allowed.")
     step_size = _of_hmc("step_size", "The trajectories' step size.")
     step_size_tuner = _of_hmc("tuner", "The step-size (or (ε, L)) tuner.")
@@ -404,24 +402,20 @@ class _KMC(KernelStep):
             # now (a Lite refit, or the last online updates) may be steeper.
             chain.step_size = self._stable_step_size(chain.step_size)
 
-    def _abort_radius(self) -> float:
-        """Trajectories leaving the ball of this radius (whitened) are rejected without
-        evaluating the model (see :attr:`SurrogateHMC.abort_radius`)."""
-        return self.chain.hmc.abort_radius
-
     def _far_field_step_size_limit(self) -> float:
         """The largest step size allowed: a margin below the leapfrog's stability limit
         ``2 / √(max_j M⁻¹_jj · κ)`` for the curvature ``κ`` that trajectories meet far from the
         history, the confining wall's stiffness plus, for ``surrogate="regression"``, the unit
         curvature of its Gaussian term (inf when neither acts). A quartic trend steepens without
-        bound far out; there the abort ball (:meth:`_abort_radius`) stops what the limit cannot.
+        bound far out; there the abort ball (:attr:`Confinement.abort_radius`) stops what the limit
+        cannot.
 
         Beyond that limit a trajectory that leaves the data region grows geometrically: on the
         glass model a regression trajectory of 28 steps of size 1.6 reached 10⁹ and the model
         was evaluated there. The limit depends on the adapted mass and wall alone, never on the
         trajectory, so capping the step size at it keeps the move exact."""
         chain = self.chain
-        curvature = chain.wall_stiffness if math.isfinite(chain.wall_radius) else 0.0
+        curvature = chain.confinement.far_field_curvature
         if self.surrogate_kind == "regression":
             curvature += 1.0
         if curvature <= 0.0:
@@ -464,8 +458,7 @@ class _KMC(KernelStep):
             if self.adapt_mass and np.all(np.isfinite(variance)) and np.all(variance > 0):
                 chain.inv_mass = variance
             if self.confine:
-                chain.wall_radius = _WALL_MARGIN * float(np.sqrt(np.max(np.sum(points**2, 1))))
-                chain.wall_stiffness = 1.0 / float(np.mean(chain.inv_mass))
+                chain.confinement = Confinement.around(points, chain.inv_mass)
             chain.far_field_step_size_limit = self._far_field_step_size_limit()
             self._select_hyperparameters(points)
             chain.next_selection_size = 2 * len(chain.history)

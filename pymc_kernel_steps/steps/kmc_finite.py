@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import numpy as np
-
 from ..core.kernels import GaussianKernel
 from ..core.score_matching import (
     FiniteScoreEstimator,
 )
 from ._docs import with_shared_parameters
-from ._kmc import _KMC, _WALL_MARGIN
+from ._kmc import _KMC
 from .base import (
     require_int,
 )
@@ -169,5 +167,5 @@ class KMCFinite(_KMC):
         u = chain.whitening.whiten(x)
         chain.surrogate.update(u)
         if self.confine:
-            chain.wall_radius = max(chain.wall_radius, _WALL_MARGIN * float(np.sqrt(u @ u)))
+            chain.confinement = chain.confinement.enclosing(u)
         return True

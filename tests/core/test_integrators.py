@@ -1,5 +1,5 @@
-"""Leapfrog integration: reversibility, second-order energy error, compiled trajectories, the
-abort ball."""
+"""Leapfrog integration: reversibility, second-order energy error, the one compiled trajectory
+of every surrogate against a pure-numpy leapfrog, the confining wall and the abort ball."""
 
 from __future__ import annotations
 
@@ -7,12 +7,14 @@ import numba
 import numpy as np
 import pytest
 
+from pymc_kernel_steps.core import Confinement, PolynomialTrend, RegressionSurrogate
 from pymc_kernel_steps.core.integrators import (
-    finite_leapfrog,
+    finite_gradient,
     kinetic_energy,
     leapfrog,
-    lite_leapfrog,
-    regression_leapfrog,
+    lite_gradient,
+    regression_gradient,
+    surrogate_trajectory,
 )
 from pymc_kernel_steps.core.kernels import GaussianKernel
 from pymc_kernel_steps.core.score_matching import FiniteScoreEstimator, LiteScoreEstimator
@@ -69,8 +71,8 @@ def test_compiled_trajectories_reversible(estimators):
     inv_mass = np.array([1.5, 1.0, 0.7])
     for est in estimators:
         q0, p0 = rng.standard_normal(3), rng.standard_normal(3)
-        q1, p1 = est.leapfrog(q0, p0, 0.1, 30, inv_mass)
-        q2, p2 = est.leapfrog(q1, -p1, 0.1, 30, inv_mass)
+        q1, p1 = est.trajectory(q0, p0, 0.1, 30, inv_mass)
+        q2, p2 = est.trajectory(q1, -p1, 0.1, 30, inv_mass)
         np.testing.assert_allclose(q2, q0, atol=1e-10)
         np.testing.assert_allclose(-p2, p0, atol=1e-10)
 
@@ -106,27 +108,27 @@ def test_compiled_trajectory_equals_generic_leapfrog(estimators, which):
     inv_mass = np.array([0.5, 1.0, 2.0])
     for _ in range(3):
         q0, p0 = rng.standard_normal(3), rng.standard_normal(3)
-        q1, p1 = est.leapfrog(q0, p0, 0.07, 20, inv_mass)
+        q1, p1 = est.trajectory(q0, p0, 0.07, 20, inv_mass)
         q2, p2 = leapfrog(est.grad, q0, p0, 0.07, 20, inv_mass)
         np.testing.assert_allclose(q1, q2, rtol=0, atol=1e-10)
         np.testing.assert_allclose(p1, p2, rtol=0, atol=1e-10)
     # the module functions behind the methods
     lite, finite = estimators
     q0, p0 = rng.standard_normal(3), rng.standard_normal(3)
+    spec = lite_gradient(lite.Z, lite.alpha, lite.lengthscale)
     np.testing.assert_array_equal(
-        lite_leapfrog(lite.Z, lite.alpha, lite.lengthscale, q0, p0, 0.1, 5)[0],
-        lite.leapfrog(q0, p0, 0.1, 5)[0],
+        surrogate_trajectory(spec, q0, p0, 0.1, 5)[0], lite.trajectory(q0, p0, 0.1, 5)[0]
     )
+    spec = finite_gradient(finite.frequencies, finite.offsets, finite.theta)
     np.testing.assert_array_equal(
-        finite_leapfrog(finite.frequencies, finite.offsets, finite.theta, q0, p0, 0.1, 5)[0],
-        finite.leapfrog(q0, p0, 0.1, 5)[0],
+        surrogate_trajectory(spec, q0, p0, 0.1, 5)[0], finite.trajectory(q0, p0, 0.1, 5)[0]
     )
 
 
 def test_zero_steps_returns_copies(estimators):
     q0, p0 = np.ones(3), np.arange(3.0)
     for q, p in [leapfrog(gaussian_grad, q0, p0, 0.1, 0)] + [
-        est.leapfrog(q0, p0, 0.1, 0) for est in estimators
+        est.trajectory(q0, p0, 0.1, 0) for est in estimators
     ]:
         np.testing.assert_array_equal(q, q0)
         np.testing.assert_array_equal(p, p0)
@@ -148,13 +150,12 @@ def test_non_finite_gradient_gives_nan_position_without_raising(estimators):
     broken = LiteScoreEstimator(GaussianKernel(1.0)).fit(lite.Z)
     broken.alpha = broken.alpha.copy()
     broken.alpha[0] = np.inf
-    q, _ = broken.leapfrog(lite.Z[0], np.ones(3), 0.1, 10)
+    q, _ = broken.trajectory(lite.Z[0], np.ones(3), 0.1, 10)
     assert np.all(np.isnan(q))
     theta = finite.theta.copy()
     theta[0] = np.nan
-    q, _ = finite_leapfrog(
-        finite.frequencies, finite.offsets, theta, np.ones(3), np.ones(3), 0.1, 5
-    )
+    spec = finite_gradient(finite.frequencies, finite.offsets, theta)
+    q, _ = surrogate_trajectory(spec, np.ones(3), np.ones(3), 0.1, 5)
     assert np.all(np.isnan(q))
     # a gradient blowing up far away (overflowing momentum) also ends in NaN, not an exception
     q, _ = leapfrog(lambda q: 1e300 * np.exp(np.abs(q)), np.ones(3), np.ones(3), 1.0, 50)
@@ -186,7 +187,7 @@ def test_invalid_arguments_raise(estimators, kwargs, match):
         leapfrog(gaussian_grad, **args)
     for est in estimators:
         with pytest.raises(ValueError, match=match):
-            est.leapfrog(**args)
+            est.trajectory(**args)
 
 
 def test_wrong_gradient_shape_raises():
@@ -207,11 +208,14 @@ def test_one_compiled_trajectory_for_every_surrogate_with_plain_arguments():
 
     rng = np.random.default_rng(0)
     q, p, Z, coef = rng.normal(size=3), rng.normal(size=3), rng.normal(size=(5, 3)), np.ones(5)
-    integrators.lite_leapfrog(Z, coef, 1.0, q, p, 0.1, 3)
-    integrators.finite_leapfrog(Z, rng.uniform(0, 6, size=5), coef, q, p, 0.1, 3)
-    integrators.regression_leapfrog(Z, coef, np.ones(3), q, p, 0.1, 3)
     trend = (np.zeros(3), np.eye(3), np.zeros((3, 3)), np.eye(3))
-    integrators.regression_leapfrog(Z, coef, np.ones(3), q, p, 0.1, 3, trend=trend)
+    for spec in (
+        lite_gradient(Z, coef, 1.0),
+        finite_gradient(Z, rng.uniform(0, 6, size=5), coef),
+        regression_gradient(Z, coef, np.ones(3)),
+        regression_gradient(Z, coef, np.ones(3), trend=trend),
+    ):
+        surrogate_trajectory(spec, q, p, 0.1, 3, confinement=Confinement(1.0, 1.0, 5.0))
 
     def plain(t):
         if isinstance(t, numba.types.BaseTuple):
@@ -228,18 +232,18 @@ def test_a_trajectory_leaving_the_abort_ball_is_all_nan_and_its_reversal_too():
     an aborted trajectory (which starts at its far end) is aborted as well."""
     Z, beta, precisions = np.zeros((1, 2)), np.zeros(1), np.ones(2)
     q, p = np.array([0.5, 0.0]), np.array([3.0, 0.0])
-    end, end_momentum = regression_leapfrog(Z, beta, precisions, q, p, 0.2, 10)
+    spec = regression_gradient(Z, beta, precisions)
+    end, end_momentum = surrogate_trajectory(spec, q, p, 0.2, 10)
     assert np.all(np.isfinite(end)) and np.linalg.norm(end) > 1.5
-    aborted, _ = regression_leapfrog(Z, beta, precisions, q, p, 0.2, 10, abort_radius=1.5)
+    ball = Confinement(abort_radius=1.5)
+    aborted, _ = surrogate_trajectory(spec, q, p, 0.2, 10, confinement=ball)
     assert np.all(np.isnan(aborted))
-    back, _ = regression_leapfrog(
-        Z, beta, precisions, end, -end_momentum, 0.2, 10, abort_radius=1.5
-    )
+    back, _ = surrogate_trajectory(spec, end, -end_momentum, 0.2, 10, confinement=ball)
     assert np.all(np.isnan(back))
-    inside, _ = regression_leapfrog(Z, beta, precisions, q, p, 0.2, 10, abort_radius=10.0)
+    inside, _ = surrogate_trajectory(spec, q, p, 0.2, 10, None, Confinement(abort_radius=10.0))
     np.testing.assert_array_equal(inside, end)
     with pytest.raises(ValueError, match="abort_radius"):
-        regression_leapfrog(Z, beta, precisions, q, p, 0.2, 10, abort_radius=0.0)
+        Confinement(abort_radius=0.0)
 
 
 def test_rejecting_aborted_trajectories_keeps_the_target():
@@ -252,6 +256,7 @@ def test_rejecting_aborted_trajectories_keeps_the_target():
     rng = np.random.default_rng(3)
     Z, beta, precisions = np.zeros((1, 2)), np.zeros(1), np.ones(2)
     wide = (np.zeros(2), 0.25 * np.eye(2), np.zeros((2, 2)), np.zeros((2, 2)))
+    spec, ball = regression_gradient(Z, beta, precisions, trend=wide), Confinement(abort_radius=2.0)
     x, draws, aborted = np.zeros(2), np.empty((4, 6000, 2)), 0
     for chain in range(4):
         for i in range(6000):
@@ -259,9 +264,7 @@ def test_rejecting_aborted_trajectories_keeps_the_target():
                 y, log_correction = x + rng.standard_normal(2), 0.0
             else:
                 p = rng.standard_normal(2)
-                y, p_new = regression_leapfrog(
-                    Z, beta, precisions, x, p, 0.5, 8, abort_radius=2.0, trend=wide
-                )
+                y, p_new = surrogate_trajectory(spec, x, p, 0.5, 8, confinement=ball)
                 log_correction = 0.5 * (p @ p - p_new @ p_new)
                 aborted += not np.all(np.isfinite(y))
             if np.all(np.isfinite(y)):
@@ -271,3 +274,126 @@ def test_rejecting_aborted_trajectories_keeps_the_target():
             draws[chain, i] = x
     assert aborted > 1000
     assert_moments(draws, np.zeros(2), np.ones(2))
+
+
+def numpy_trajectory(grad, q, p, eps, n_steps, inv_mass, radius, stiffness, abort_radius):
+    """Brute force: leapfrog on ``grad`` plus the wall ``−(k/2)(‖q‖ − R)₊²`` in plain numpy,
+    all-NaN once a position (the start included) leaves the ball of ``abort_radius``."""
+
+    def force(x):
+        norm = np.linalg.norm(x)
+        return grad(x) - (stiffness * (norm - radius) / norm * x if norm > radius else 0.0)
+
+    q, p = q.copy(), p.copy()
+    if np.linalg.norm(q) > abort_radius:
+        return np.full_like(q, np.nan), p
+    p += 0.5 * eps * force(q)
+    for step in range(n_steps):
+        q += eps * inv_mass * p
+        if np.linalg.norm(q) > abort_radius:
+            return np.full_like(q, np.nan), p
+        p += (eps if step < n_steps - 1 else 0.5 * eps) * force(q)
+    return q, p
+
+
+def _surrogates():
+    """A fitted surrogate of every kind (the regression one with and without a quartic
+    trend), with its gradient in plain numpy, written here from its formula."""
+    rng = np.random.default_rng(11)
+    Z = rng.standard_normal((60, 3)) @ np.linalg.cholesky(COV).T
+    lite = LiteScoreEstimator(GaussianKernel(0.9), regularization=1e-2).fit(Z)
+
+    def lite_grad(x):
+        diff = lite.Z - x
+        k = np.exp(-0.5 * np.sum(diff**2, 1) / lite.lengthscale**2)
+        return (lite.alpha * k) @ diff / lite.lengthscale**2
+
+    finite = FiniteScoreEstimator(40, GaussianKernel(0.9), regularization=1.0, rng=2).fit(Z)
+
+    def finite_grad(x):
+        m = len(finite.theta)
+        phases = finite.frequencies @ x + finite.offsets
+        return -np.sqrt(2.0 / m) * (finite.theta * np.sin(phases)) @ finite.frequencies
+
+    values = gaussian_logp_rows(Z) + np.sin(Z[:, 0])
+    precisions = np.array([1.5, 0.5, 0.0])
+    plain = RegressionSurrogate(precisions, 1e-3, 30, rng).fit(Z, values)
+    trend = PolynomialTrend(
+        offset=0.0,
+        linear=np.array([0.1, -0.2, 0.3]),
+        precision=np.eye(3) * 0.8,
+        cubic=0.01 * rng.standard_normal((3, 3)),
+        quartic=0.05 * np.eye(3),
+    )
+    trended = RegressionSurrogate(precisions, 1e-3, 30, rng, trend=trend).fit(Z, values)
+
+    def regression_grad(surrogate):
+        def grad(x):
+            diff = surrogate.Z - x
+            k = np.exp(-0.5 * (diff**2) @ surrogate.precisions)
+            t = surrogate.trend
+            s = x * x
+            trend_grad = (
+                t.linear
+                - t.precision @ x
+                + t.cubic @ s
+                + 2.0 * x * (t.cubic.T @ x)
+                - 2.0 * x * (t.quartic @ s)
+            )
+            return trend_grad + (surrogate.beta * k) @ diff * surrogate.precisions
+
+        return grad
+
+    return {
+        "lite": (lite, lite_grad),
+        "finite": (finite, finite_grad),
+        "regression": (plain, regression_grad(plain)),
+        "regression with a trend": (trended, regression_grad(trended)),
+    }
+
+
+def gaussian_logp_rows(X):
+    return -0.5 * np.einsum("ij,jk,ik->i", X, PRECISION, X)
+
+
+@pytest.mark.parametrize("kind", ["lite", "finite", "regression", "regression with a trend"])
+def test_the_one_trajectory_is_a_numpy_leapfrog_for_every_surrogate(kind):
+    """Every surrogate's ``trajectory`` (the one compiled function on its ``gradient_spec()``)
+    ends where a plain numpy leapfrog on its gradient formula ends, with and without the wall,
+    and is all-NaN exactly where the numpy one leaves the abort ball."""
+    surrogate, grad = _surrogates()[kind]
+    rng = np.random.default_rng(12)
+    inv_mass = np.array([0.7, 1.2, 1.0])
+    walls = [
+        Confinement(),
+        Confinement(1.0, 2.0),
+        Confinement.around(0.4 * rng.standard_normal((20, 3)), inv_mass),
+        Confinement(0.5, 3.0, 1.4),
+    ]
+    n_aborted = 0
+    for wall in walls:
+        for _ in range(4):
+            q, p = 0.5 * rng.standard_normal(3), rng.standard_normal(3)
+            got = surrogate.trajectory(q, p, 0.08, 25, inv_mass, wall)
+            expected = numpy_trajectory(
+                grad, q, p, 0.08, 25, inv_mass, wall.radius, wall.stiffness, wall.abort_radius
+            )
+            np.testing.assert_allclose(got[0], expected[0], rtol=1e-9, atol=1e-11)
+            n_aborted += np.all(np.isnan(got[0]))
+            if np.all(np.isfinite(got[0])):
+                np.testing.assert_allclose(got[1], expected[1], rtol=1e-9, atol=1e-11)
+            again = surrogate_trajectory(surrogate.gradient_spec(), q, p, 0.08, 25, inv_mass, wall)
+            np.testing.assert_array_equal(got[0], again[0])
+    assert 0 < n_aborted < 16  # the small abort ball stops some trajectories, not all
+
+
+def test_a_gradient_of_another_dimension_raises(estimators):
+    lite, _ = estimators
+    with pytest.raises(ValueError, match="dimension"):
+        lite.trajectory(np.zeros(2), np.ones(2), 0.1, 3)
+    with pytest.raises(ValueError, match="lengthscale"):
+        lite_gradient(lite.Z, lite.alpha, 0.0)
+    with pytest.raises(ValueError, match="alpha"):
+        lite_gradient(lite.Z, lite.alpha[:-1], 1.0)
+    with pytest.raises(ValueError, match="theta"):
+        finite_gradient(lite.Z, lite.alpha, lite.alpha[:-1])

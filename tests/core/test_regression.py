@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from pymc_kernel_steps.core import (
+    Confinement,
     PolynomialTrend,
     RegressionSurrogate,
     Whitening,
@@ -15,7 +16,7 @@ from pymc_kernel_steps.core import (
     fit_quartic_trend,
     informative_evaluations,
     leapfrog,
-    regression_leapfrog,
+    regression_gradient,
     select_regression_hyperparameters,
     select_trend,
 )
@@ -52,11 +53,11 @@ def test_compiled_leapfrog_is_the_generic_leapfrog_on_the_gradient():
     q, p = rng.standard_normal(3), rng.standard_normal(3)
     inv_mass = np.array([1.0, 0.5, 2.0])
     expected = leapfrog(surrogate.grad, q, p, 0.1, 17, inv_mass)
-    got = surrogate.leapfrog(q, p, 0.1, 17, inv_mass)
+    got = surrogate.trajectory(q, p, 0.1, 17, inv_mass)
     np.testing.assert_allclose(got[0], expected[0], rtol=1e-10)
     np.testing.assert_allclose(got[1], expected[1], rtol=1e-10)
     # reversible: from the end with the momentum flipped, back to the start
-    back_q, back_p = surrogate.leapfrog(got[0], -got[1], 0.1, 17, inv_mass)
+    back_q, back_p = surrogate.trajectory(got[0], -got[1], 0.1, 17, inv_mass)
     np.testing.assert_allclose(back_q, q, atol=1e-10)
     np.testing.assert_allclose(-back_p, p, atol=1e-10)
 
@@ -144,9 +145,7 @@ def test_bad_data_and_unfitted_use_raise():
             np.zeros((5, 2)), np.zeros(5), np.random.default_rng(), holdout=1.0
         )
     with pytest.raises(ValueError, match="precisions"):
-        regression_leapfrog(
-            np.zeros((3, 2)), np.zeros(3), [-1.0, 1.0], np.zeros(2), np.ones(2), 0.1, 3
-        )
+        regression_gradient(np.zeros((3, 2)), np.zeros(3), [-1.0, 1.0])
 
 
 @pytest.mark.parametrize(
@@ -333,7 +332,9 @@ def test_the_compiled_leapfrog_follows_the_trend():
     precisions = np.array([4.0, 0.0, 0.0])  # the residual sin(2u₀) depends on u₀ alone
     surrogate = RegressionSurrogate(precisions, 1e-4, 100, rng, trend=trend).fit(U, values)
     q, p = rng.standard_normal(3), rng.standard_normal(3)
-    compiled = surrogate.leapfrog(q, p, 0.05, 25, np.array([1.0, 0.5, 2.0]), 3.0, 0.7)
+    compiled = surrogate.trajectory(
+        q, p, 0.05, 25, np.array([1.0, 0.5, 2.0]), Confinement(3.0, 0.7)
+    )
 
     def gradient(x):
         excess = max(0.0, np.linalg.norm(x) - 3.0)
@@ -410,6 +411,4 @@ def test_bad_trend_fits_name_the_parameter():
     with pytest.raises(ValueError, match="dimension 2"):
         RegressionSurrogate(np.ones(2), trend=PolynomialTrend.standard_gaussian(3))
     with pytest.raises(ValueError, match="trend"):
-        regression_leapfrog(
-            U[:5], np.ones(5), np.ones(3), U[0], U[1], 0.1, 3, trend=(np.zeros(2),) * 4
-        )
+        regression_gradient(U[:5], np.ones(5), np.ones(3), trend=(np.zeros(2),) * 4)

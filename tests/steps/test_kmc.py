@@ -127,7 +127,7 @@ def test_diverging_marks_non_finite_trajectories_and_unevaluated_proposals(kmc_c
     def degenerate(*args):  # a trajectory that blew up: rejected without evaluating
         return np.full(step.dim, np.nan), np.full(step.dim, np.nan)
 
-    step.chain.surrogate.leapfrog = degenerate
+    step.chain.surrogate.trajectory = degenerate
     step.chain.learned.set_weights([0.0, 1.0])  # trajectories only
     point, (stats,) = step.step(point)
     assert stats["diverging"] and stats["logp_evals"] == 0
@@ -146,15 +146,15 @@ def test_aborted_trajectories_are_counted_apart_and_warned_of_when_they_dominate
     step = _frozen_step(
         kmc_class, correlated_gaussian_model(), history, random_walk_probability=0.0
     )
-    leapfrog, calls = step.chain.surrogate.leapfrog, {"n": 0}
+    trajectory, calls = step.chain.surrogate.trajectory, {"n": 0}
 
     def sometimes_aborted(*args):
         calls["n"] += 1
         if calls["n"] % abort_every == 0:
             return np.full(step.dim, np.nan), np.ones(step.dim)
-        return leapfrog(*args)
+        return trajectory(*args)
 
-    step.chain.surrogate.leapfrog = sometimes_aborted
+    step.chain.surrogate.trajectory = sometimes_aborted
     step.chain.total_iterations = step.chain.iteration + 200
     point, warnings = {"x": CORRELATED_MEAN.copy()}, []
     for i in range(200):
@@ -314,7 +314,7 @@ def test_no_trajectory_runs_past_the_far_field_stability_limit(kmc_class):
     step = _frozen_step(kmc_class, model, history, random_walk_probability=0.0)
     chain = step.chain
     limit = step._far_field_step_size_limit()
-    expected = 0.9 * 2.0 / np.sqrt(np.max(chain.inv_mass) * chain.wall_stiffness)
+    expected = 0.9 * 2.0 / np.sqrt(np.max(chain.inv_mass) * chain.confinement.stiffness)
     assert limit == pytest.approx(expected)
     chain.step_size = 20.0 * limit  # as a tuner that drifted past it
     aborted = 0
@@ -325,7 +325,7 @@ def test_no_trajectory_runs_past_the_far_field_stability_limit(kmc_class):
         if not np.all(np.isfinite(u)):
             aborted += 1
             continue
-        assert np.sqrt(u @ u) <= step._abort_radius()
+        assert np.sqrt(u @ u) <= chain.confinement.abort_radius
     assert aborted <= 10  # at 1.2× the limit every trajectory grows geometrically: 50 of 50
     with correlated_gaussian_model():
         unconfined = type(step)(confine=False)

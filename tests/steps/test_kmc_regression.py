@@ -130,14 +130,14 @@ def test_step_sizes_stay_stable_on_the_gaussian_term_far_from_the_data():
     step = _frozen_regression_step(correlated_gaussian_model(), points, random_walk_probability=0.0)
     chain = step.chain
     limit = step._far_field_step_size_limit()
-    curvature = 1.0 + chain.wall_stiffness
+    curvature = 1.0 + chain.confinement.stiffness
     assert limit == pytest.approx(0.9 * 2.0 / np.sqrt(np.max(chain.inv_mass) * curvature))
     chain.step_size = 20.0 * limit
     for _ in range(50):
         proposal = chain.hmc.propose(step.rng, points[-1])
         assert proposal.extra.step_size <= limit
         u = chain.whitening.whiten(proposal.x)
-        assert np.sqrt(u @ u) < 10.0 * chain.wall_radius  # bounded; at 1.2× the limit: 10¹³
+        assert np.sqrt(u @ u) < 10.0 * chain.confinement.radius  # bounded; at 1.2× the limit: 10¹³
 
 
 @pytest.mark.slow

@@ -26,6 +26,8 @@ from pytensor.graph.basic import Apply, Variable
 from pytensor.graph.op import Op
 from pytensor.graph.traversal import ancestors
 
+from ..._objmode import register_objmode
+
 __all__ = ["CountingLogp", "NoisyCountingLogp", "counting_ops"]
 
 
@@ -184,47 +186,12 @@ class NoisyCountingLogp(CountingLogp):
         ]
 
 
-def _register_numba() -> None:
-    """Give the counting ops a lean numba implementation (one ``objmode`` call each)."""
-    try:
-        import numba
-        from pytensor.link.numba.dispatch import numba_funcify
-        from pytensor.link.numba.dispatch.basic import get_numba_type, numba_njit
-    except ImportError:  # pragma: no cover - numba comes with pytensor
-        return
-
-    @numba_funcify.register(CountingLogp)
-    def _numba_funcify_counting_logp(op, node=None, **kwargs):
-        ret_sig = get_numba_type(node.outputs[0].type)
-
-        def call(x):
-            return np.asarray(op.evaluate(x), dtype=np.float64)
-
-        @numba_njit
-        def counting_logp(x):
-            with numba.objmode(ret=ret_sig):
-                ret = call(x)
-            return ret
-
-        return counting_logp
-
-    @numba_funcify.register(NoisyCountingLogp)
-    def _numba_funcify_noisy_counting_logp(op, node=None, **kwargs):
-        ret_sig = get_numba_type(node.outputs[0].type)
-
-        def call(x, noise):
-            return np.asarray(op.evaluate(x, noise), dtype=np.float64)
-
-        @numba_njit
-        def noisy_counting_logp(x, noise):
-            with numba.objmode(ret=ret_sig):
-                ret = call(x, noise)
-            return ret
-
-        return noisy_counting_logp
-
-
-_register_numba()
+# the counting ops' lean numba implementations (one ``objmode`` call each)
+register_objmode(CountingLogp, lambda op: lambda x: np.asarray(op.evaluate(x), dtype=np.float64))
+register_objmode(
+    NoisyCountingLogp,
+    lambda op: lambda x, noise: np.asarray(op.evaluate(x, noise), dtype=np.float64),
+)
 
 
 def counting_ops(model: pm.Model) -> list[CountingLogp]:

@@ -10,16 +10,13 @@ import numpy as np
 
 from ..adaptation import DualAveraging, JumpDistanceStepSize
 from ..bayesopt import WindowedTuner
+from ..confinement import Confinement
 from ..integrators import kinetic_energy
 from ..whitening import Whitening
 from .base import Move, Proposal
 
 __all__ = ["SurrogateHMC", "Trajectory"]
 
-#: a trajectory that leaves the ball of this many wall radii (and of at least 10√d whitened
-#: units) is rejected without evaluating the model (exact: the rule is the same for its reversal)
-ABORT_MARGIN = 2.0
-MIN_ABORT_RADIUS_PER_ROOT_DIM = 10.0
 #: trial trajectories of the stability check (common to every step size tried), from a generator
 #: of their own with a fixed seed, so the check is a function of the surrogate and the states
 #: alone and leaves the chain's random stream as it was; each shrink is by this factor
@@ -49,9 +46,9 @@ class SurrogateHMC(Move):
     ``u = frame.whiten(x)``, from a momentum ``p ~ N(0, M)``; the correction is the
     kinetic-energy difference, so that the true log density at the end point decides.
 
-    The trajectory feels the surrogate plus a confining wall ``−(k/2)(‖u‖ − R)₊²`` and is
-    rejected unevaluated when it leaves the abort ball (:attr:`abort_radius`) or diverges: its
-    proposal is then non-finite (:attr:`~.base.Proposal.evaluated` is False).
+    The trajectory feels the surrogate plus the confining wall ``−(k/2)(‖u‖ − R)₊²`` of
+    :attr:`confinement` and is rejected unevaluated when it leaves the confinement's abort ball
+    or diverges: its proposal is then non-finite (:attr:`~.base.Proposal.evaluated` is False).
 
     The step size and ``L``: with a :class:`~pymc_kernel_steps.core.WindowedTuner` (Bayesian
     optimisation of ``(ε, L)``, paper 003) ``L ~ U{1..L_max}``; otherwise ``L`` is uniform in
@@ -73,8 +70,8 @@ class SurrogateHMC(Move):
         self.frame = Whitening.identity(dim)
         self.jump_metric = Whitening.identity(dim)
         self.inv_mass = np.ones(dim)
-        self.wall_radius = math.inf
-        self.wall_stiffness = 0.0
+        #: the wall and abort ball (whitened), built once per surrogate selection
+        self.confinement = Confinement()
         self.step_size_cap = math.inf
         self.step_size = math.nan
         self.max_n_steps = 0
@@ -84,24 +81,10 @@ class SurrogateHMC(Move):
     def ready(self) -> bool:
         return self.surrogate is not None
 
-    @property
-    def abort_radius(self) -> float:
-        """Trajectories leaving the ball of this radius (whitened) are rejected without
-        evaluating the model: twice the wall's radius, at least ``10√d`` (inf without a wall)."""
-        floor = MIN_ABORT_RADIUS_PER_ROOT_DIM * math.sqrt(self.dim)
-        return max(ABORT_MARGIN * self.wall_radius, floor)
-
     def integrate(self, u, momentum, step_size: float, n_steps: int):
         """The end ``(u, p)`` of a trajectory in the surrogate's coordinates."""
-        return self.surrogate.leapfrog(
-            u,
-            momentum,
-            step_size,
-            n_steps,
-            self.inv_mass,
-            self.wall_radius,
-            self.wall_stiffness,
-            self.abort_radius,
+        return self.surrogate.trajectory(
+            u, momentum, step_size, n_steps, self.inv_mass, self.confinement
         )
 
     def propose(self, rng: np.random.Generator, x: np.ndarray) -> Proposal:
@@ -157,11 +140,10 @@ class SurrogateHMC(Move):
         """Mean ``min(1, exp(−ΔH))`` of trajectories on the surrogate from the whitened
         ``starts`` with ``momenta`` and ``n_steps``, ``H`` the surrogate's own Hamiltonian
         (negative surrogate log density plus wall plus kinetic energy)."""
-        surrogate = self.surrogate
+        surrogate, wall = self.surrogate, self.confinement
 
         def energy(q, p):
-            excess = max(0.0, math.sqrt(float(q @ q)) - self.wall_radius)
-            potential = -float(surrogate.log_density(q)) + 0.5 * self.wall_stiffness * excess**2
+            potential = -float(surrogate.log_density(q)) + wall.potential(q)
             return potential + kinetic_energy(p, self.inv_mass)
 
         total = 0.0

@@ -9,7 +9,7 @@ import numpy as np
 import scipy.linalg as sla
 from scipy import stats
 
-from ..integrators import regression_trajectory
+from ..integrators import GradientSpec, SurrogateTrajectory, regression_gradient
 from ._common import _JITTER, _WINDOW_QUANTILE, _kernel, _points_and_values, _precisions
 from .trend import PolynomialTrend
 
@@ -55,7 +55,7 @@ def informative_evaluations(
     return points[keep].copy(), values[keep].copy()
 
 
-class RegressionSurrogate:
+class RegressionSurrogate(SurrogateTrajectory):
     r"""``f(u) = t(u) + c + Σ_i β_i k(z_i, u)`` fitted by kernel ridge regression to log
     densities, with the trend ``t`` by default ``−½‖u‖²`` (see the module's description).
 
@@ -193,34 +193,13 @@ class RegressionSurrogate:
         g += self.trend.grad(X)
         return g[0] if single else g
 
-    def leapfrog(
-        self,
-        q,
-        p,
-        step_size: float,
-        n_steps: int,
-        inv_mass_diag=None,
-        wall_radius: float = math.inf,
-        wall_stiffness: float = 1.0,
-        abort_radius: float = math.inf,
-    ):
-        """Compiled leapfrog trajectory on ``f`` (see
-        :func:`.integrators.regression_leapfrog`); arguments as for
-        :meth:`.LiteScoreEstimator.leapfrog`."""
+    def gradient_spec(self) -> GradientSpec:
+        """The gradient ``∇f`` as :func:`.integrators.surrogate_trajectory` evaluates it. The
+        parameters were checked when the surrogate was built and fitted, so they are not
+        checked again on every trajectory."""
         self._check_fitted()
-        return regression_trajectory(
-            self.Z,
-            self.beta,
-            self.precisions,
-            self.trend.compiled_arrays,
-            q,
-            p,
-            step_size,
-            n_steps,
-            inv_mass_diag,
-            wall_radius,
-            wall_stiffness,
-            abort_radius,
+        return regression_gradient(
+            self.Z, self.beta, self.precisions, self.trend.compiled_arrays, check=False
         )
 
 

@@ -9,7 +9,7 @@ import numba
 import numpy as np
 import scipy.linalg as sla
 
-from ..integrators import finite_leapfrog
+from ..integrators import GradientSpec, SurrogateTrajectory, finite_gradient
 from ..kernels import GaussianKernel, median_lengthscale
 from ._common import _data, _gaussian_kernel, _positive, _query
 
@@ -57,7 +57,7 @@ def _rff_factor_update(R, omega, offsets, X, scale):
             _cholesky_rank_one_update(R, v)
 
 
-class FiniteScoreEstimator:
+class FiniteScoreEstimator(SurrogateTrajectory):
     r"""Score matching in a random Fourier feature space: ``f(x) = θᵀφ(x)``.
 
     ``φ(x) = √(2/m) cos(Ωx + u)`` approximates the Gaussian kernel, ``φ(x)ᵀφ(y) ≈ k(x, y)``,
@@ -322,51 +322,7 @@ class FiniteScoreEstimator:
         lap = -(self._scale * np.cos(phases) * w) @ self.theta
         return float(np.mean(lap + 0.5 * np.einsum("ij,ij->i", g, g)))
 
-    def leapfrog(
-        self,
-        q,
-        p,
-        step_size: float,
-        n_steps: int,
-        inv_mass_diag=None,
-        wall_radius: float = math.inf,
-        wall_stiffness: float = 1.0,
-        abort_radius: float = math.inf,
-    ):
-        """Compiled leapfrog trajectory on ``f`` (see :func:`.integrators.finite_leapfrog`).
-
-        Parameters
-        ----------
-        q, p : array_like, shape (d,)
-            Initial position and momentum.
-        step_size : float
-            Step size ``ε``.
-        n_steps : int
-            Number of steps ``L``.
-        inv_mass_diag : array_like, shape (d,) or scalar, optional
-            Diagonal inverse mass matrix (default identity).
-        wall_radius, wall_stiffness : float
-            Optional confinement ``−(k/2)(‖q‖ − R)₊²`` added to the surrogate (default none).
-        abort_radius : float
-            A trajectory that leaves the ball of this radius is all NaN (default inf; see
-            :func:`.integrators.lite_leapfrog`).
-
-        Returns
-        -------
-        q_new, p_new : ndarray, shape (d,)
-            End point (``q_new`` all NaN if the gradient became non-finite).
-        """
+    def gradient_spec(self) -> GradientSpec:
+        """The gradient ``∇f`` as :func:`.integrators.surrogate_trajectory` evaluates it."""
         self._check_fitted()
-        return finite_leapfrog(
-            self.frequencies,
-            self.offsets,
-            self.theta,
-            q,
-            p,
-            step_size,
-            n_steps,
-            inv_mass_diag,
-            wall_radius,
-            wall_stiffness,
-            abort_radius,
-        )
+        return finite_gradient(self.frequencies, self.offsets, self.theta)

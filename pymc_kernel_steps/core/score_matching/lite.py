@@ -9,7 +9,7 @@ import numpy as np
 import scipy.linalg as sla
 from scipy.spatial.distance import cdist
 
-from ..integrators import lite_leapfrog
+from ..integrators import GradientSpec, SurrogateTrajectory, lite_gradient
 from ..kernels import GaussianKernel, median_lengthscale
 from ._common import _CHUNK_ENTRIES, _data, _gaussian_kernel, _positive, _query
 
@@ -186,7 +186,7 @@ def _lite_evaluate(Z, alpha, lengthscale, X, value=False, grad=False, laplacian=
     return out_f, out_g, out_l
 
 
-class LiteScoreEstimator:
+class LiteScoreEstimator(SurrogateTrajectory):
     r"""Score matching "lite": ``f(x) = Σ_i α_i k(z_i, x)`` with a Gaussian kernel.
 
     The coefficients minimise the regularised score-matching objective on the data ``Z``
@@ -428,51 +428,7 @@ class LiteScoreEstimator:
         )
         return float(np.mean(lap + 0.5 * np.einsum("ij,ij->i", g, g)))
 
-    def leapfrog(
-        self,
-        q,
-        p,
-        step_size: float,
-        n_steps: int,
-        inv_mass_diag=None,
-        wall_radius: float = math.inf,
-        wall_stiffness: float = 1.0,
-        abort_radius: float = math.inf,
-    ):
-        """Compiled leapfrog trajectory on ``f`` (see :func:`.integrators.lite_leapfrog`).
-
-        Parameters
-        ----------
-        q, p : array_like, shape (d,)
-            Initial position and momentum.
-        step_size : float
-            Step size ``ε``.
-        n_steps : int
-            Number of steps ``L``.
-        inv_mass_diag : array_like, shape (d,) or scalar, optional
-            Diagonal inverse mass matrix (default identity).
-        wall_radius, wall_stiffness : float
-            Optional confinement ``−(k/2)(‖q‖ − R)₊²`` added to the surrogate (default none).
-        abort_radius : float
-            A trajectory that leaves the ball of this radius is all NaN (default inf; see
-            :func:`.integrators.lite_leapfrog`).
-
-        Returns
-        -------
-        q_new, p_new : ndarray, shape (d,)
-            End point (``q_new`` all NaN if the gradient became non-finite).
-        """
+    def gradient_spec(self) -> GradientSpec:
+        """The gradient ``∇f`` as :func:`.integrators.surrogate_trajectory` evaluates it."""
         self._check_fitted()
-        return lite_leapfrog(
-            self.Z,
-            self.alpha,
-            self.kernel_.lengthscale,
-            q,
-            p,
-            step_size,
-            n_steps,
-            inv_mass_diag,
-            wall_radius,
-            wall_stiffness,
-            abort_radius,
-        )
+        return lite_gradient(self.Z, self.alpha, self.kernel_.lengthscale)
