@@ -108,8 +108,9 @@ class ChainState:
     random_walk: RandomWalk | None = None
     scout_iterations: int = 0  # the first iterations of tuning that belong to the scouts
     scouts: Scouts | None = None
-    #: each coordinate's conditional scale at the chain's start: the frame of the first
-    #: random-walk moves, the coordinate moves and the scouts (None: not measured, unit scales)
+    #: the frame of the first random-walk moves, the coordinate moves and the scouts: each
+    #: coordinate's conditional scale at the chain's start where it lies more than a factor 100
+    #: from 1, else 1 (:meth:`~pymc_kernel_steps.core.StartScales.frame`; None: not measured)
     start_scales: np.ndarray | None = None
     #: the other chains' tuning data (pooled tuning), learned from with the chain's own
     pooled: TuningData | None = None

@@ -111,7 +111,8 @@ class AdaptiveHMC(KernelStep):
     Rao–Blackwellised squared jump ``α ‖x* − x‖²_{M⁻¹}`` divided by ``√L``, and the next window's
     ``(ε, L)`` maximises the acquisition. The diagonal mass matrix ``M⁻¹`` starts as each
     coordinate's conditional variance at the chain's start (from second differences of the log
-    density, ``2–6 d`` evaluations, counted) and is the posterior
+    density, ``2–6 d`` evaluations, counted) where its sd lies more than a factor 100 from 1,
+    and 1 elsewhere, and is the posterior
     variance estimated from the tuning draws at 15 % and 40 % of the tuning phase; after each
     estimate a step-size search and a fresh optimisation start. At the end of tuning the
     ``(ε, L)`` of largest posterior-mean reward is kept.
@@ -126,8 +127,8 @@ class AdaptiveHMC(KernelStep):
     n_steps_bounds : (int, int), optional
         The box's range of ``L`` (default ``[1, min(1000, max(10, ⌈2π / ε₀⌉))]``).
     adapt_mass : bool, default True
-        Start the diagonal mass matrix at the start's conditional variances and estimate it from
-        the tuning draws (False keeps the identity).
+        Start the diagonal mass matrix at the start's frame (conditional variances far from 1)
+        and estimate it from the tuning draws (False keeps the identity).
     n_windows : int, default 100
         ``k``: reward windows per tuning phase (``m = max(1, B // k)`` iterations each) and the
         offset of the annealing ``p_i = max(i − k + 1, 1)^(-1/2)`` (the paper's value).
