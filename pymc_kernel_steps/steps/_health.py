@@ -39,21 +39,13 @@ MIN_STICKY_RUN = 20
 
 
 def track_draw(chain, accepted: bool) -> None:
-    """After tuning: the run of rejections, the longest one with the point where the chain
-    sat, and the draws' running mean and squared deviations."""
-    x = chain.current_point
+    """After tuning: the run of rejections, and the longest one with the point where the chain
+    sat (``current_point`` is a new array every iteration, so it is kept without a copy)."""
     chain.draws_rejection_run = 0 if accepted else chain.draws_rejection_run + 1
     if chain.draws_rejection_run > chain.draws_longest_run:
         chain.draws_longest_run = chain.draws_rejection_run
         chain.draws_longest_run_end = chain.iteration
-        chain.draws_longest_run_point = np.array(x, copy=True)
-    if chain.draws_mean is None:
-        chain.draws_mean = np.array(x, dtype=float, copy=True)
-        chain.draws_squares = np.zeros_like(chain.draws_mean)
-        return
-    delta = x - chain.draws_mean
-    chain.draws_mean += delta / chain.draws_done
-    chain.draws_squares += delta * (x - chain.draws_mean)
+        chain.draws_longest_run_point = chain.current_point
 
 
 def sticky_excursion(step) -> list[str]:
@@ -68,8 +60,9 @@ def sticky_excursion(step) -> list[str]:
     probability = rejection_run_probability(run, draws, acceptance)
     if probability >= STICKY_PROBABILITY:
         return []
-    sd = np.sqrt(chain.draws_squares / max(draws - 1, 1))
-    offsets = np.abs(chain.draws_longest_run_point - chain.draws_mean) / np.where(sd > 0, sd, 1)
+    kept = chain.history.points[-draws:]  # every iteration appends its state to the history
+    sd = kept.std(axis=0, ddof=1)
+    offsets = np.abs(chain.draws_longest_run_point - kept.mean(axis=0)) / np.where(sd > 0, sd, 1)
     farthest = int(np.argmax(offsets))
     where = ""
     if math.isfinite(offsets[farthest]):

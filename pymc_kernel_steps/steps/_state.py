@@ -87,15 +87,12 @@ class ChainState:
     nan_log_densities: int = 0
     draws_done: int = 0
     draws_accepted: int = 0
-    #: the longest run of rejections after tuning, the iteration it ended and the point where
-    #: the chain sat, with the draws' running mean and sum of squared deviations (Welford), for
-    #: the sticky-excursion check
+    #: the run of rejections after tuning, the longest one, the iteration it ended and the point
+    #: where the chain sat, for the sticky-excursion check
     draws_rejection_run: int = 0
     draws_longest_run: int = 0
     draws_longest_run_end: int = 0
     draws_longest_run_point: np.ndarray | None = None
-    draws_mean: np.ndarray | None = None
-    draws_squares: np.ndarray | None = None
     #: draws after tuning with the `diverging` stat (steps that emit it)
     draws_diverging: int = 0
     #: sum and count of the acceptance probabilities since the start of the current phase
