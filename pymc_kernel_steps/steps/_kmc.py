@@ -24,14 +24,8 @@ from ..core.score_matching import (
 )
 from ..core.whitening import Whitening
 from ._tuning import SCALE_RANGE, min_accepted_moves
-from .base import (
-    ChainState,
-    KernelStep,
-    require_bool,
-    require_int,
-    require_positive,
-    require_real,
-)
+from ._validation import require_bool, require_fraction, require_int, require_positive
+from .base import ChainState, KernelStep
 
 __all__ = ["KMCChain"]
 
@@ -149,14 +143,10 @@ class _KMC(KernelStep):
         whiten: bool = True,
         confine: bool = True,
         random_walk_probability: float = 0.25,
-        adapt_after_tuning: bool = False,
-        scouts: int = 4,
         history=None,
+        scouts: int = 4,
         model=None,
-        initial_point=None,
-        compile_kwargs=None,
-        rng=None,
-        blocked: bool = True,
+        **shared,
     ):
         if np.isscalar(n_steps):
             low, high = n_steps, n_steps
@@ -198,21 +188,13 @@ class _KMC(KernelStep):
             )
         if target_accept is None:
             target_accept = DEFAULT_TARGET_ACCEPT
-        require_real("target_accept", target_accept)
-        if not 0 < target_accept < 1:
-            raise ValueError(f"`target_accept` must lie in (0, 1), got {target_accept!r}.")
-        require_real("step_size_jitter", step_size_jitter)
-        if not 0 <= step_size_jitter < 1:
-            raise ValueError(f"`step_size_jitter` must lie in [0, 1), got {step_size_jitter!r}.")
+        require_fraction("target_accept", target_accept)
+        require_fraction("step_size_jitter", step_size_jitter, zero=True)
         if lengthscale is not None:
             require_positive("lengthscale", lengthscale)
         if regularization is not None:
             require_positive("regularization", regularization)
-        require_real("random_walk_probability", random_walk_probability)
-        if not 0 <= random_walk_probability < 1:
-            raise ValueError(
-                f"`random_walk_probability` must lie in [0, 1), got {random_walk_probability!r}."
-            )
+        require_fraction("random_walk_probability", random_walk_probability, zero=True)
         if min_history is not None:
             require_int("min_history", min_history, minimum=2)
         require_int("refit_interval", refit_interval, minimum=1)
@@ -232,16 +214,7 @@ class _KMC(KernelStep):
         self.whiten = bool(whiten)
         self.confine = bool(confine)
         self.random_walk_probability = float(random_walk_probability)
-        super().__init__(
-            vars,
-            model=model,
-            initial_point=initial_point,
-            compile_kwargs=compile_kwargs,
-            rng=rng,
-            blocked=blocked,
-            adapt_after_tuning=adapt_after_tuning,
-            scouts=scouts,
-        )
+        super().__init__(vars, scouts=scouts, model=model, **shared)
         self.warm_history = (
             None if history is None else self._warm_states(history, modelcontext(model))
         )

@@ -6,7 +6,13 @@ import numbers
 
 import numpy as np
 
-__all__ = ["require_bool", "require_int", "require_positive", "require_real"]
+__all__ = [
+    "require_bool",
+    "require_fraction",
+    "require_int",
+    "require_positive",
+    "require_real",
+]
 
 
 def require_int(name: str, value, minimum: int) -> None:
@@ -34,3 +40,12 @@ def require_positive(name: str, value) -> None:
     require_real(name, value)
     if not (np.isfinite(value) and value > 0):
         raise ValueError(f"`{name}` must be a positive finite number, got {value!r}.")
+
+
+def require_fraction(name: str, value, *, zero: bool = False) -> None:
+    """Raise a ValueError naming ``name`` unless ``value`` lies in (0, 1), or in [0, 1) with
+    ``zero`` (a TypeError if it is not a number)."""
+    require_real(name, value)
+    if not (0 <= value < 1 if zero else 0 < value < 1):
+        interval = "[0, 1)" if zero else "(0, 1)"
+        raise ValueError(f"`{name}` must lie in {interval}, got {value!r}.")

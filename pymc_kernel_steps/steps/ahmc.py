@@ -97,7 +97,7 @@ def _require_exact(rng_updates) -> None:
 
 
 @with_shared_parameters
-class AdaptiveHMC(KernelStep):
+class AdaptiveHMC(KernelStep, withheld=("scouts",)):
     r"""Hamiltonian Monte Carlo tuned by Bayesian optimisation (Wang, Mohamed & de Freitas 2013).
 
     Each iteration draws ``L_r ~ U{1, ..., L}``, a momentum ``p ~ N(0, M)`` and runs ``L_r``
@@ -206,12 +206,7 @@ class AdaptiveHMC(KernelStep):
         n_windows: int = 100,
         window: int | None = None,
         reward_max: float = 4.0,
-        adapt_after_tuning: bool = False,
-        model=None,
-        initial_point=None,
-        compile_kwargs: dict | None = None,
-        rng=None,
-        blocked: bool = True,
+        **shared,
     ):
         self.step_size_bounds = _check_bounds("step_size_bounds", step_size_bounds, False)
         self.n_steps_bounds = _check_bounds("n_steps_bounds", n_steps_bounds, True)
@@ -225,15 +220,7 @@ class AdaptiveHMC(KernelStep):
         require_positive("reward_max", reward_max)
         self.reward_max = float(reward_max)
         self._tune_length = 0
-        super().__init__(
-            vars,
-            model=model,
-            initial_point=initial_point,
-            compile_kwargs=compile_kwargs,
-            rng=rng,
-            blocked=blocked,
-            adapt_after_tuning=adapt_after_tuning,
-        )
+        super().__init__(vars, **shared)
 
     def _compile_log_density(self, logp, raveled_input, compile_kwargs):
         """The log density and its gradient, compiled once into one function (the step's only

@@ -32,6 +32,7 @@ from ._compile import pm_compile
 from ._health import MIN_ACCEPTED_PER_PARAMETER, end_of_chain_warning, track_draw
 from ._history_input import states_from
 from ._pooling import PooledTuning
+from ._signature import explicit_signature
 from ._start import StartScales
 from ._state import ChainState, KernelStepState, Transition, TuningData
 from ._threads import single_threaded_blas
@@ -91,29 +92,12 @@ class KernelStep(StartScales, PooledTuning, ArrayStepShared):
 
     Parameters
     ----------
-    vars : list of variables, optional
-        Continuous free variables to sample; default all of the model's continuous ones
-        (``pm.sample`` assigns its discrete ones to PyMC's step methods).
-    model : pymc.Model, optional
-    initial_point : dict, optional
-        Point at which the values of variables outside the block are taken for compilation.
-    compile_kwargs : dict, optional
-        Passed to :func:`pymc.pytensorf.compile` (for example ``{"mode": "CVM"}``).
-    rng : RandomGenerator, optional
-    blocked : bool
-        Ignored (the step always updates its whole block jointly); accepted for PyMC.
-    scouts : int
-        Number of random walks, run in turn from the initial point at the start of tuning; the
-        chain goes on from the one at the highest log density (default 1: none). Each walk takes
-        ``SCOUT_LENGTH`` iterations; skipped when together they would take more than
-        ``SCOUT_SHARE`` of tuning, when the step does not sample every free variable, for a noisy
-        (pseudo-marginal) log density, and after a warm start. A step that offers scouts keeps
-        its own random walk in ``chain.random_walk``; it restarts at the scouts' scale.
-    adapt_after_tuning : bool
-        If False (default) adaptation stops at the end of tuning and the draws come from a fixed,
-        exact Metropolis–Hastings kernel. If True adaptation continues through the draws with
-        vanishing probability ``a_t = (1 + t/100)^(-1/2)`` (diminishing adaptation, as in the
-        papers): asymptotically exact, but the draws are not from a fixed kernel.
+    vars, adapt_after_tuning, scouts, model, initial_point, compile_kwargs, rng, blocked
+        The parameters every step shares (a subclass's constructor names its own and passes
+        these on as ``**shared``), documented once in ``steps/_docs.py``. Here ``scouts`` defaults
+        to 1 (none); the scouts take ``SCOUT_LENGTH`` iterations each and are also skipped
+        when the step does not sample every free variable. A step that offers them keeps its
+        own random walk in ``chain.random_walk``, which restarts at the scouts' scale.
     """
 
     name = "kernel_step"
@@ -133,17 +117,24 @@ class KernelStep(StartScales, PooledTuning, ArrayStepShared):
         "warning": (SamplerWarning, None),
     }
 
+    def __init_subclass__(cls, withheld: tuple[str, ...] = (), **kwargs):
+        """A subclass's constructor forwards ``**shared`` and gets the full signature (see
+        :func:`._signature.explicit_signature`; ``withheld``: inherited parameters it sets)."""
+        super().__init_subclass__(**kwargs)
+        if "__init__" in cls.__dict__:
+            explicit_signature(cls, withheld)
+
     def __init__(
         self,
         vars=None,
         *,
+        adapt_after_tuning: bool = False,
+        scouts: int = 1,
         model=None,
         initial_point=None,
         compile_kwargs: dict | None = None,
         rng=None,
         blocked: bool = True,
-        adapt_after_tuning: bool = False,
-        scouts: int = 1,
     ):
         """Compile the model's log density for the step's block; the parameters are described
         in the class's docstring (``help(type(step))``)."""

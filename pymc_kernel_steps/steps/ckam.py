@@ -13,7 +13,7 @@ import numpy as np
 
 from ..core.adaptation import RobbinsMonroScale
 from ..core.history import ChainHistory
-from ..core.kernels import GaussianKernel, Kernel, median_lengthscale
+from ..core.kernels import GaussianKernel, median_lengthscale
 from ..core.moves import (
     RW_FACTOR,
     BlindJump,
@@ -33,16 +33,11 @@ from ..core.schedules import (
 )
 from ..core.whitening import Whitening
 from ._docs import with_shared_parameters
+from ._kam import KAMStep
 from ._sampling_phase import sampling_phase
 from ._tuning import SCALE_RANGE
-from .base import (
-    ChainState,
-    KernelStep,
-    require_bool,
-    require_int,
-    require_positive,
-    require_real,
-)
+from ._validation import require_bool, require_fraction, require_int, require_real
+from .base import ChainState, KernelStep
 
 __all__ = ["CKAM", "default_cycle_length", "sampling_phase"]
 
@@ -102,7 +97,7 @@ def default_cycle_length(total_iterations: int, minimum: int) -> int:
 
 
 @with_shared_parameters
-class CKAM(KernelStep):
+class CKAM(KAMStep, withheld=("adapt_after_tuning", "scouts")):
     r"""Cyclical Kernel Adaptive Metropolis (Li, Zeng & Guo 2022).
 
     Splits the run into cycles of ``cycle_length`` iterations that continue through tuning and
@@ -155,14 +150,6 @@ class CKAM(KernelStep):
         longer; more cycles revisit the modes more often, which is what fixes their weights.
     exploration_fraction : float
         ``β`` in (0, 1): the fraction of each cycle spent exploring (default 0.4, the paper's).
-    kernel : Kernel, optional
-        Kernel of the KAM moves. Default: :class:`~pymc_kernel_steps.core.GaussianKernel` with the
-        median-heuristic lengthscale of each sub-sample. A kernel you pass is used as given.
-    gamma : float
-        KAM noise ``γ`` relative to the smallest scale of the cycle's sub-sample (default 0.2, as
-        :class:`~pymc_kernel_steps.KAMH`).
-    subsample_size : int
-        Size of the sub-sample of the cycle's history (default 50, the paper's).
     jump_scale : float
         Largest multiplier ``ρ`` of the blind jumps, relative to the ``2.38/√d``-scaled
         covariance of the whole history (default 16: from one mode of scale σ it reaches modes
@@ -181,6 +168,14 @@ class CKAM(KernelStep):
         Probability that a sampling-phase move is a blind jump (default 0.1; needs
         ``jump_scale > 0``). They keep looking for modes not in the history yet. The rest of the
         sampling-phase moves (0.7 by default) are the cosine random walk.
+    kernel : Kernel, optional
+        Kernel of the KAM moves. Default: :class:`~pymc_kernel_steps.core.GaussianKernel` with the
+        median-heuristic lengthscale of each sub-sample. A kernel you pass is used as given.
+    subsample_size : int
+        Size of the sub-sample of the cycle's history (default 50, the paper's).
+    gamma : float
+        KAM noise ``γ`` relative to the smallest scale of the cycle's sub-sample (default 0.2, as
+        :class:`~pymc_kernel_steps.KAMH`).
     target_accept : float
         Target acceptance rate of the exploration-phase Robbins–Monro adaptation (default 0.234).
     min_history : int, optional
@@ -258,76 +253,42 @@ class CKAM(KernelStep):
         *,
         cycle_length: int | None = None,
         exploration_fraction: float = 0.4,
-        kernel: Kernel | None = None,
-        gamma: float = 0.2,
-        subsample_size: int = 50,
         jump_scale: float = 16.0,
         mode_jumps: bool = True,
         sampling_hops: float = 0.2,
         sampling_jumps: float = 0.1,
-        target_accept: float = 0.234,
-        min_history: int | None = None,
+        subsample_size: int = 50,
         refresh_interval: int = 10,
         whiten: bool = False,
-        model=None,
-        initial_point=None,
-        compile_kwargs=None,
-        rng=None,
-        blocked: bool = True,
+        **shared,
     ):
-        if kernel is not None and not isinstance(kernel, Kernel):
-            raise TypeError(f"`kernel` must be a pymc_kernel_steps Kernel, got {kernel!r}.")
-        require_real("exploration_fraction", exploration_fraction)
-        if not 0.0 < exploration_fraction < 1.0:
-            raise ValueError(
-                f"`exploration_fraction` must lie in (0, 1), got {exploration_fraction!r}."
-            )
-        require_int("subsample_size", subsample_size, minimum=2)
-        require_int("refresh_interval", refresh_interval, minimum=1)
-        if min_history is not None:
-            require_int("min_history", min_history, minimum=2)
+        require_fraction("exploration_fraction", exploration_fraction)
         if cycle_length is not None:
             require_int("cycle_length", cycle_length, minimum=2)
-        require_positive("gamma", gamma)
         require_real("jump_scale", jump_scale)
         if not (np.isfinite(jump_scale) and jump_scale >= 0):
             raise ValueError(f"`jump_scale` must be a finite number ≥ 0, got {jump_scale!r}.")
-        require_real("target_accept", target_accept)
-        if not 0 < target_accept < 1:
-            raise ValueError(f"`target_accept` must lie in (0, 1), got {target_accept!r}.")
-        require_bool("whiten", whiten)
         require_bool("mode_jumps", mode_jumps)
-        for name, value in (("sampling_hops", sampling_hops), ("sampling_jumps", sampling_jumps)):
-            require_real(name, value)
-            if not 0.0 <= value < 1.0:
-                raise ValueError(f"`{name}` must lie in [0, 1), got {value!r}.")
+        require_fraction("sampling_hops", sampling_hops, zero=True)
+        require_fraction("sampling_jumps", sampling_jumps, zero=True)
         if sampling_hops + sampling_jumps >= 1.0:
             raise ValueError(
                 "`sampling_hops + sampling_jumps` must be below 1 (the rest of the sampling-phase "
                 f"moves are the cosine random walk), got {sampling_hops + sampling_jumps!r}."
             )
-        self.whiten = bool(whiten)
-        self.kernel = kernel
         self.exploration_fraction = float(exploration_fraction)
-        self.gamma = float(gamma)
-        self.subsample_size = int(subsample_size)
         self.jump_scale = float(jump_scale)
         self.mode_jumps = bool(mode_jumps)
         self.sampling_hops = float(sampling_hops)
         self.sampling_jumps = float(sampling_jumps)
-        self.target_accept = float(target_accept)
-        self.refresh_interval = int(refresh_interval)
-        self._min_history_arg = min_history
         self._cycle_length_arg = cycle_length
         self._planned_iterations: int | None = None
         super().__init__(
             vars,
-            model=model,
-            initial_point=initial_point,
-            compile_kwargs=compile_kwargs,
-            rng=rng,
-            blocked=blocked,
-            adapt_after_tuning=False,
+            subsample_size=subsample_size,
+            refresh_interval=refresh_interval,
+            whiten=whiten,
+            **shared,
         )
         if cycle_length is not None and cycle_length < self.min_cycle_length:
             raise ValueError(

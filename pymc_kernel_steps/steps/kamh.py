@@ -9,20 +9,15 @@ import numpy as np
 
 from ..core.adaptation import RobbinsMonroScale
 from ..core.history import ChainHistory
-from ..core.kernels import GaussianKernel, Kernel, LinearKernel, median_lengthscale
+from ..core.kernels import GaussianKernel, LinearKernel, median_lengthscale
 from ..core.moves import RW_FACTOR, KAMMove, Mixture, Proposal, RandomWalk
 from ..core.proposals import kamh_feature_covariance
 from ..core.whitening import Whitening
 from ._docs import with_shared_parameters
+from ._kam import KAMStep
 from ._tuning import SCALE_RANGE, min_accepted_moves
-from .base import (
-    ChainState,
-    KernelStep,
-    require_bool,
-    require_int,
-    require_positive,
-    require_real,
-)
+from ._validation import require_positive
+from .base import ChainState, KernelStep
 
 __all__ = ["KAMH", "AdaptiveMetropolis"]
 
@@ -57,7 +52,7 @@ class KAMHChain(ChainState):
 
 
 @with_shared_parameters
-class KAMH(KernelStep):
+class KAMH(KAMStep):
     r"""Kernel Adaptive Metropolis–Hastings (Sejdinovic et al., ICML 2014).
 
     Proposes ``x* ~ N(x, R(x))`` with ``R(x) = γ² I + ν² Mᵀ H M``: the covariance of the chain's
@@ -78,6 +73,8 @@ class KAMH(KernelStep):
     Parameters
     ----------
     <shared: vars>
+    nu2 : float, optional
+        Fixed ``ν²``. Default: learned during tuning by Robbins–Monro towards ``target_accept``.
     kernel : Kernel, optional
         Default: a :class:`~pymc_kernel_steps.core.GaussianKernel` whose lengthscale is chosen
         during tuning among 1, 2, 4, 8 and 32 times the median heuristic (refreshed with the
@@ -93,8 +90,6 @@ class KAMH(KernelStep):
         it is ``γ`` in whitened coordinates; without, the absolute ``γ`` is
         ``gamma × sqrt(λ_min(Cov(z)))``, re-estimated with the sub-sample (on the paper's banana,
         whose smallest scale is 1, this is the paper's γ = 0.2).
-    nu2 : float, optional
-        Fixed ``ν²``. Default: learned during tuning by Robbins–Monro towards ``target_accept``.
     target_accept : float
         Target acceptance rate of the ``ν²`` adaptation (default 0.234).
     min_history : int, optional
@@ -152,58 +147,12 @@ class KAMH(KernelStep):
         "random_walk": (bool, []),
     }
 
-    def __init__(
-        self,
-        vars=None,
-        *,
-        kernel: Kernel | None = None,
-        subsample_size: int = 500,
-        gamma: float = 0.2,
-        nu2: float | None = None,
-        target_accept: float = 0.234,
-        min_history: int | None = None,
-        refresh_interval: int = 20,
-        whiten: bool = True,
-        adapt_after_tuning: bool = False,
-        scouts: int = 4,
-        model=None,
-        initial_point=None,
-        compile_kwargs=None,
-        rng=None,
-        blocked: bool = True,
-    ):
-        if kernel is not None and not isinstance(kernel, Kernel):
-            raise TypeError(f"`kernel` must be a pymc_kernel_steps Kernel, got {kernel!r}.")
-        require_int("subsample_size", subsample_size, minimum=2)
-        require_int("refresh_interval", refresh_interval, minimum=1)
-        if min_history is not None:
-            require_int("min_history", min_history, minimum=2)
-        require_positive("gamma", gamma)
+    def __init__(self, vars=None, *, nu2: float | None = None, scouts: int = 4, **shared):
         if nu2 is not None:
             require_positive("nu2", nu2)
-        require_real("target_accept", target_accept)
-        if not 0 < target_accept < 1:
-            raise ValueError(f"`target_accept` must lie in (0, 1), got {target_accept!r}.")
-        require_bool("whiten", whiten)
-        self.whiten = bool(whiten)
-        self.kernel = kernel
-        self.subsample_size = int(subsample_size)
-        self.gamma = float(gamma)
         self.fixed_nu2 = nu2
-        self.target_accept = float(target_accept)
-        self.refresh_interval = int(refresh_interval)
-        self._min_history_arg = min_history
         self._tune_length = 0
-        super().__init__(
-            vars,
-            model=model,
-            initial_point=initial_point,
-            compile_kwargs=compile_kwargs,
-            rng=rng,
-            blocked=blocked,
-            adapt_after_tuning=adapt_after_tuning,
-            scouts=scouts,
-        )
+        super().__init__(vars, scouts=scouts, **shared)
 
     @property
     def min_history(self) -> int:
@@ -401,7 +350,7 @@ class KAMH(KernelStep):
 
 
 @with_shared_parameters
-class AdaptiveMetropolis(KAMH):
+class AdaptiveMetropolis(KAMH, withheld=("kernel",)):
     """Adaptive Metropolis (Haario et al. 2001) with a learned scale: :class:`KAMH` with a linear
     kernel, whose proposal ``N(x, γ² I + 4 ν² n Cov(z))`` does not depend on ``x``.
 
@@ -413,13 +362,13 @@ class AdaptiveMetropolis(KAMH):
     Parameters
     ----------
     <shared: vars>
+    nu2 : float, optional
+        Fixed ``ν²``. Default: learned during tuning by Robbins–Monro towards ``target_accept``.
     subsample_size : int, default 500
         Number ``n`` of history points in the sub-sample ``z`` whose covariance is learned.
     gamma : float, default 0.2
         Exploration noise ``γ`` relative to the history's scale (in whitened coordinates with
         ``whiten``; otherwise relative to ``sqrt(λ_min(Cov(z)))``).
-    nu2 : float, optional
-        Fixed ``ν²``. Default: learned during tuning by Robbins–Monro towards ``target_accept``.
     target_accept : float, default 0.234
         Target acceptance rate of the scale adaptation (random-walk phase and ``ν²``), in (0, 1).
     min_history : int, optional
@@ -444,40 +393,5 @@ class AdaptiveMetropolis(KAMH):
 
     name = "adaptive_metropolis"
 
-    def __init__(
-        self,
-        vars=None,
-        *,
-        subsample_size: int = 500,
-        gamma: float = 0.2,
-        nu2: float | None = None,
-        target_accept: float = 0.234,
-        min_history: int | None = None,
-        refresh_interval: int = 20,
-        whiten: bool = True,
-        adapt_after_tuning: bool = False,
-        scouts: int = 4,
-        model=None,
-        initial_point=None,
-        compile_kwargs: dict | None = None,
-        rng=None,
-        blocked: bool = True,
-    ):
-        super().__init__(
-            vars,
-            kernel=LinearKernel(),
-            subsample_size=subsample_size,
-            gamma=gamma,
-            nu2=nu2,
-            target_accept=target_accept,
-            min_history=min_history,
-            refresh_interval=refresh_interval,
-            whiten=whiten,
-            adapt_after_tuning=adapt_after_tuning,
-            scouts=scouts,
-            model=model,
-            initial_point=initial_point,
-            compile_kwargs=compile_kwargs,
-            rng=rng,
-            blocked=blocked,
-        )
+    def __init__(self, vars=None, **shared):
+        super().__init__(vars, kernel=LinearKernel(), **shared)

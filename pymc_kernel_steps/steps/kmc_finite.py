@@ -16,7 +16,7 @@ __all__ = ["KMCFinite"]
 
 
 @with_shared_parameters
-class KMCFinite(_KMC):
+class KMCFinite(_KMC, withheld=("refit_interval",)):
     r"""Kernel HMC with random Fourier features (Strathmann et al., NIPS 2015).
 
     The surrogate ``f(x) = θᵀφ(x)`` lives in a finite feature space of ``n_features`` random
@@ -51,7 +51,6 @@ class KMCFinite(_KMC):
         ``ℓ`` from 1 to 3 times the median heuristic) when the surrogate is first fitted and
         each time the history doubles during tuning.
     <shared: min_history, adapt_mass, whiten, confine, random_walk_probability>
-    <shared: adapt_after_tuning, scouts>
     history : arviz.DataTree, InferenceData or array of shape (n, d), optional
         A warm start: states from an earlier run (``idata`` or ``idata.posterior``, chains and
         draws pooled; a transformed variable such as ``sigma_log__`` is read from the posterior
@@ -63,6 +62,7 @@ class KMCFinite(_KMC):
         be short). With ``tune=0`` the kernel is fixed from the first draw (it depends on these
         states, never on the chain's own draws), so the draws stay exact. At least 10 distinct
         states; they are copied, not modified.
+    <shared: adapt_after_tuning, scouts>
     <shared: model, initial_point, compile_kwargs, rng, blocked>
 
     See Also
@@ -94,59 +94,10 @@ class KMCFinite(_KMC):
     name = "kmc_finite"
     estimator_name = "finite"
 
-    def __init__(
-        self,
-        vars=None,
-        *,
-        n_features: int = 300,
-        n_steps: int | tuple[int, int] = (10, 30),
-        step_size: float | None = None,
-        step_size_adaptation: str = "esjd",
-        trajectory_tuning: str | None = None,
-        target_accept: float | None = None,
-        step_size_jitter: float = 0.2,
-        lengthscale: float | None = None,
-        regularization: float | None = None,
-        min_history: int | None = None,
-        adapt_mass: bool = True,
-        whiten: bool = True,
-        confine: bool = True,
-        random_walk_probability: float = 0.25,
-        adapt_after_tuning: bool = False,
-        scouts: int = 4,
-        history=None,
-        model=None,
-        initial_point=None,
-        compile_kwargs: dict | None = None,
-        rng=None,
-        blocked: bool = True,
-    ):
+    def __init__(self, vars=None, *, n_features: int = 300, **shared):
         require_int("n_features", n_features, minimum=1)
         self.n_features = int(n_features)
-        super().__init__(
-            vars,
-            n_steps=n_steps,
-            step_size=step_size,
-            step_size_adaptation=step_size_adaptation,
-            trajectory_tuning=trajectory_tuning,
-            target_accept=target_accept,
-            step_size_jitter=step_size_jitter,
-            lengthscale=lengthscale,
-            regularization=regularization,
-            min_history=min_history,
-            adapt_mass=adapt_mass,
-            whiten=whiten,
-            confine=confine,
-            random_walk_probability=random_walk_probability,
-            adapt_after_tuning=adapt_after_tuning,
-            scouts=scouts,
-            history=history,
-            model=model,
-            initial_point=initial_point,
-            compile_kwargs=compile_kwargs,
-            rng=rng,
-            blocked=blocked,
-        )
+        super().__init__(vars, **shared)
 
     def _training_points(self):
         return self._recent_history()

@@ -135,7 +135,6 @@ class KMCLite(_KMC):
         The surrogate is refitted on a fresh sub-sample every ``refit_interval`` adapting
         iterations.
     <shared: adapt_mass, whiten, confine, random_walk_probability>
-    <shared: adapt_after_tuning, scouts>
     history : arviz.DataTree, InferenceData or array of shape (n, d), optional
         A warm start: states from an earlier run (``idata`` or ``idata.posterior``, chains and
         draws pooled; a transformed variable such as ``sigma_log__`` is read from the posterior
@@ -150,6 +149,7 @@ class KMCLite(_KMC):
         densities, so it needs the ``idata`` of ``pm.sample`` (its ``sample_stats`` hold the
         log density ``lp`` of every draw) and a step that samples every free variable of the
         model; those log densities are its first training data.
+    <shared: adapt_after_tuning, scouts>
     <shared: model, initial_point, compile_kwargs, rng, blocked>
 
     See Also
@@ -193,28 +193,8 @@ class KMCLite(_KMC):
         subsample_size: int = 500,
         surrogate: str = "regression",
         trend: str = "auto",
-        n_steps: int | tuple[int, int] = (10, 30),
-        step_size: float | None = None,
-        step_size_adaptation: str = "esjd",
-        trajectory_tuning: str | None = None,
-        target_accept: float | None = None,
-        step_size_jitter: float = 0.2,
-        lengthscale: float | None = None,
-        regularization: float | None = None,
-        min_history: int | None = None,
-        refit_interval: int = 100,
-        adapt_mass: bool = True,
         whiten: bool = True,
-        confine: bool = True,
-        random_walk_probability: float = 0.25,
-        adapt_after_tuning: bool = False,
-        scouts: int = 4,
-        history=None,
-        model=None,
-        initial_point=None,
-        compile_kwargs: dict | None = None,
-        rng=None,
-        blocked: bool = True,
+        **shared,
     ):
         require_int("subsample_size", subsample_size, minimum=2)
         self.subsample_size = int(subsample_size)
@@ -238,31 +218,7 @@ class KMCLite(_KMC):
         self.surrogate_kind = surrogate
         self.trend_kind = trend
         self.warm_log_densities = None
-        super().__init__(
-            vars,
-            n_steps=n_steps,
-            step_size=step_size,
-            step_size_adaptation=step_size_adaptation,
-            trajectory_tuning=trajectory_tuning,
-            target_accept=target_accept,
-            step_size_jitter=step_size_jitter,
-            lengthscale=lengthscale,
-            regularization=regularization,
-            min_history=min_history,
-            refit_interval=refit_interval,
-            adapt_mass=adapt_mass,
-            whiten=whiten,
-            confine=confine,
-            random_walk_probability=random_walk_probability,
-            adapt_after_tuning=adapt_after_tuning,
-            scouts=scouts,
-            history=history,
-            model=model,
-            initial_point=initial_point,
-            compile_kwargs=compile_kwargs,
-            rng=rng,
-            blocked=blocked,
-        )
+        super().__init__(vars, whiten=whiten, **shared)
 
     def _training_points(self):
         return self._tuning_states_subsample(self.subsample_size)
