@@ -1,6 +1,7 @@
 """The constructor parameters every step shares, documented once.
 
-A class docstring names them with a line ``<shared: name, name, ...>`` in its Parameters section;
+A class docstring names them with a line ``<shared: name, name, ...>`` in its Parameters section
+(and a shared note of :data:`SHARED_NOTES` likewise where it goes);
 :func:`with_shared_parameters` puts their text there (what ``help()`` and the documentation show).
 """
 
@@ -8,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["SHARED_PARAMETERS", "with_shared_parameters"]
+__all__ = ["SHARED_NOTES", "SHARED_PARAMETERS", "with_shared_parameters"]
 
 SHARED_PARAMETERS = {
     "vars": """vars : list of variables, optional
@@ -83,6 +84,50 @@ SHARED_PARAMETERS = {
     counts as ``diverging``); the ball's radius is at least ``10√d``.""",
     "random_walk_probability": """random_walk_probability : float, default 0.25
     Share of random-walk moves, in [0, 1).""",
+    "step_size": """step_size : float, optional
+    Initial leapfrog step size (default ``1/√d`` in the mass-matrix metric); jittered by
+    ``±step_size_jitter`` per iteration and tuned as ``step_size_adaptation`` says. Each
+    hyper-parameter selection and the end of tuning shrink it, if needed, below the leapfrog's
+    stability limit on the surrogate (checked with the surrogate alone, no model evaluation),
+    and no trajectory's step size, tuning trials and jitter included, reaches 0.9 of the
+    limit ``2/√(max M⁻¹ · κ)`` of the surrogate's far field (``κ``: the wall's stiffness),
+    where a trajectory would grow without bound.""",
+    "step_size_jitter": """step_size_jitter : float, default 0.2
+    Relative uniform jitter of the step size, in [0, 1).""",
+    # the estimator's two hyper-parameters, documented together
+    "lengthscale": """lengthscale, regularization : float, optional
+    Gaussian-kernel lengthscale ``ℓ`` and regulariser ``λ`` of the estimator. Default: chosen by
+    5-fold cross-validation of the score-matching objective (on at most 500 distinct states,
+    ``ℓ`` from 1 to 3 times the median heuristic) when the surrogate is first fitted and
+    each time the history doubles during tuning.""",
+    "history": """history : arviz.DataTree, InferenceData or array of shape (n, d), optional
+    A warm start: states from an earlier run (``idata`` or ``idata.posterior``, chains and
+    draws pooled; a transformed variable such as ``sigma_log__`` is read from the posterior
+    if it was recorded, ``idata_kwargs={"include_transformed": True}``, and otherwise
+    computed from the constrained draws with the model's transform), or an ``(n, d)`` array
+    of states in the step's coordinates. Every chain begins its history
+    with them and fits the surrogate, whitening, mass matrix and step size to them before
+    its first iteration, with no random-walk phase; tuning then goes on from there (and may
+    be short). With ``tune=0`` the kernel is fixed from the first draw (it depends on these
+    states, never on the chain's own draws), so the draws stay exact. At least 10 distinct
+    states; they are copied, not modified.""",
+}
+
+#: text other than parameters that several docstrings share
+SHARED_NOTES = {
+    "kmc_sample_stats": """Sample stats (in ``idata.sample_stats``): ``accept`` (acceptance
+probability), ``accept_rate`` (the chain's mean ``accept`` since the start of its phase, tuning
+or drawing: the progress bar's figure),
+``accepted``, ``logp_evals`` (target evaluations this iteration), ``logp_nan``, ``lp`` (the
+model's log density; emitted as ``model_logp``, absent for noisy log densities),
+``diverging`` (a surrogate trajectory whose true energy is non-finite, or a proposal
+rejected without evaluating the model), ``step_size`` (NaN for random-walk moves),
+``n_steps`` (0 for random-walk moves), ``energy_error`` (change of the true Hamiltonian),
+``energy`` (the true Hamiltonian of the state kept, with the trajectory's end momentum if
+accepted and its initial one if not, as PyMC's HMC; after a random-walk move, with a fresh
+momentum: ``az.plot_energy`` and the BFMI read it), ``n_history``,
+``refit``, ``surrogate`` (False for random-walk moves) and ``lengthscale``. The ``tune`` and
+``warning`` stats are consumed by PyMC and do not appear in the DataTree.""",
 }
 
 _MARKER = re.compile(r"^(?P<indent>[ ]*)<shared: (?P<names>[a-z_, ]+)>$")
@@ -90,7 +135,9 @@ _MARKER = re.compile(r"^(?P<indent>[ ]*)<shared: (?P<names>[a-z_, ]+)>$")
 
 def with_shared_parameters(cls):
     """Class decorator: replace each ``<shared: ...>`` line of the docstring by the named
-    parameters' documentation, indented as the line."""
+    parameters' documentation (or :data:`SHARED_NOTES`), indented as the line. Lines indented
+    further right after it go on with the last one's description."""
+    shared = SHARED_PARAMETERS | SHARED_NOTES
     lines = []
     for line in cls.__doc__.split("\n"):
         match = _MARKER.match(line)
@@ -99,6 +146,6 @@ def with_shared_parameters(cls):
             continue
         indent = match["indent"]
         for name in (n.strip() for n in match["names"].split(",")):
-            lines.extend(indent + text for text in SHARED_PARAMETERS[name].split("\n"))
+            lines.extend(indent + text for text in shared[name].split("\n"))
     cls.__doc__ = "\n".join(lines)
     return cls

@@ -111,44 +111,23 @@ class KMCLite(_KMC):
         is steep; one that
         leaves the region the chain has seen is rejected without evaluating the model (see
         ``confine``).
-    <shared: n_steps>
-    step_size : float, optional
-        Initial leapfrog step size (default ``1/√d`` in the mass-matrix metric); jittered by
-        ``±step_size_jitter`` per iteration and tuned as ``step_size_adaptation`` says. Each
-        hyper-parameter selection and the end of tuning shrink it, if needed, below the leapfrog's
-        stability limit on the surrogate (checked with the surrogate alone, no model evaluation),
-        and no trajectory's step size, tuning trials and jitter included, reaches 0.9 of the
-        limit ``2/√(max M⁻¹ · κ)`` of the surrogate's far field (``κ``: the wall's stiffness,
-        plus 1 for ``surrogate="regression"``), where a trajectory would grow without bound.
-    <shared: step_size_adaptation, trajectory_tuning, target_accept>
-    step_size_jitter : float, default 0.2
-        Relative uniform jitter of the step size, in [0, 1).
-    lengthscale, regularization : float, optional
-        Gaussian-kernel lengthscale ``ℓ`` and regulariser ``λ`` of the estimator. Default: chosen by
-        5-fold cross-validation of the score-matching objective (on at most 500 distinct states,
-        ``ℓ`` from 1 to 3 times the median heuristic) when the surrogate is first fitted and
-        each time the history doubles during tuning. With ``surrogate="regression"``: chosen at
-        the same times by held-out squared error of the log density, ``ℓ`` per whitened
-        coordinate (a given ``lengthscale`` fixes an isotropic kernel).
+    <shared: n_steps, step_size>
+        With ``surrogate="regression"``, ``κ`` is the wall's stiffness plus 1.
+    <shared: step_size_adaptation, trajectory_tuning, target_accept, step_size_jitter>
+    <shared: lengthscale>
+        With ``surrogate="regression"``: chosen at the same times by held-out squared error of
+        the log density, ``ℓ`` per whitened coordinate (a given ``lengthscale`` fixes an
+        isotropic kernel).
     <shared: min_history>
     refit_interval : int, default 100
         The surrogate is refitted on a fresh sub-sample every ``refit_interval`` adapting
         iterations.
     <shared: adapt_mass, whiten, confine, random_walk_probability>
-    history : arviz.DataTree, InferenceData or array of shape (n, d), optional
-        A warm start: states from an earlier run (``idata`` or ``idata.posterior``, chains and
-        draws pooled; a transformed variable such as ``sigma_log__`` is read from the posterior
-        if it was recorded, ``idata_kwargs={"include_transformed": True}``, and otherwise
-        computed from the constrained draws with the model's transform), or an ``(n, d)`` array
-        of states in the step's coordinates. Every chain begins its history
-        with them and fits the surrogate, whitening, mass matrix and step size to them before
-        its first iteration, with no random-walk phase; tuning then goes on from there (and may
-        be short). With ``tune=0`` the kernel is fixed from the first draw (it depends on these
-        states, never on the chain's own draws), so the draws stay exact. At least 10 distinct
-        states; they are copied, not modified. ``surrogate="regression"`` is fitted to log
-        densities, so it needs the ``idata`` of ``pm.sample`` (its ``sample_stats`` hold the
-        log density ``lp`` of every draw) and a step that samples every free variable of the
-        model; those log densities are its first training data.
+    <shared: history>
+        ``surrogate="regression"`` is fitted to log densities, so it needs the ``idata`` of
+        ``pm.sample`` (its ``sample_stats`` hold the log density ``lp`` of every draw) and a step
+        that samples every free variable of the model; those log densities are its first
+        training data.
     <shared: adapt_after_tuning, scouts>
     <shared: model, initial_point, compile_kwargs, rng, blocked>
 
@@ -158,29 +137,9 @@ class KMCLite(_KMC):
 
     Notes
     -----
-    Sample stats (in ``idata.sample_stats``): ``accept`` (acceptance probability),
-    ``accept_rate`` (the chain's mean ``accept`` since the start of its phase, tuning or
-    drawing: the progress bar's figure),
-    ``accepted``, ``logp_evals`` (target evaluations this iteration), ``logp_nan``, ``lp`` (the
-    model's log density; emitted as ``model_logp``, absent for noisy log densities),
-    ``diverging`` (a surrogate trajectory whose true energy is non-finite, or a proposal
-    rejected without evaluating the model), ``step_size`` (NaN for random-walk moves),
-    ``n_steps`` (0 for random-walk moves), ``energy_error`` (change of the true Hamiltonian),
-    ``energy`` (the true Hamiltonian of the state kept, with the trajectory's end momentum if
-    accepted and its initial one if not, as PyMC's HMC; after a random-walk move, with a fresh
-    momentum: ``az.plot_energy`` and the BFMI read it), ``n_history``,
-    ``refit``, ``surrogate`` (False for random-walk moves) and ``lengthscale`` (with
-    ``surrogate="regression"`` the shortest of the per-coordinate lengthscales). The ``tune`` and
-    ``warning`` stats are consumed by PyMC and do not appear in the DataTree.
-
-    Examples
-    --------
-    >>> import pymc as pm
-    >>> from pymc_kernel_steps import KMCLite
-    >>> with pm.Model():
-    ...     x = pm.Normal("x", shape=2)
-    ...     idata = pm.sample(step=KMCLite(), tune=300, draws=200, chains=1,
-    ...                       random_seed=1, progressbar=False)  # doctest: +SKIP
+    <shared: kmc_sample_stats>
+    With ``surrogate="regression"``, ``lengthscale`` is the shortest of the per-coordinate
+    lengthscales.
     """
 
     name = "kmc_lite"
