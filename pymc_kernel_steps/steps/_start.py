@@ -26,22 +26,26 @@ class StartScales:
         magnitude, or that is a thin ridge; returns the evaluations spent. Skipped (none spent)
         for a noisy log density, whose differences would measure its noise, and after a warm
         start, whose history already gives the scales."""
-        from .base import LogDensityError
-
-        chain = self.chain
         if not self._sizes_its_start():
             return 0
+        found = self._scales_at(x, value)
+        self.chain.start_scales = found.frame()
+        self._on_start_scales()
+        return found.evaluations
+
+    def _scales_at(self, x: np.ndarray, value: float, record: bool = True):
+        """:func:`~pymc_kernel_steps.core.conditional_scales` at ``x`` (log density ``value``);
+        where the model fails (raises, or is +inf) the probe counts as outside. ``record``:
+        whether the evaluations are the chain's (see :meth:`KernelStep._on_evaluation`)."""
+        from .base import LogDensityError
 
         def probe(point: np.ndarray) -> float:
             try:
-                return self._evaluate_logp(point, self._point_map_info)
-            except LogDensityError:  # where the model fails, the probe counts as outside
+                return self._evaluate_logp(point, self._point_map_info, record=record)
+            except LogDensityError:
                 return math.nan
 
-        found = conditional_scales(probe, x, value)
-        chain.start_scales = found.frame()
-        self._on_start_scales()
-        return found.evaluations
+        return conditional_scales(probe, x, value)
 
     def _sizes_its_start(self) -> bool:
         """Whether a chain measures its start's scales (not for a noisy log density, whose
@@ -59,14 +63,7 @@ class StartScales:
         value = float(self._logp_fn(x))
         if not (self._sizes_its_start() and math.isfinite(value)):
             return 1
-
-        def probe(p: np.ndarray) -> float:
-            try:
-                return float(self._logp_fn(p))
-            except Exception:  # as the chain's probe: a failure counts as outside
-                return math.nan
-
-        return 1 + conditional_scales(probe, x, value).evaluations
+        return 1 + self._scales_at(x, value, record=False).evaluations
 
     def _on_start_scales(self) -> None:
         """Once ``chain.start_scales`` is known: the random walk acts in the start's frame

@@ -278,9 +278,10 @@ class KernelStep(StartScales, PooledTuning, ArrayStepShared):
         return None if coordinate is None else coordinate.variance_floor()
 
     # ------------------------------------------------------------------ log density
-    def _evaluate_logp(self, x: np.ndarray, point_map_info=None) -> float:
+    def _evaluate_logp(self, x: np.ndarray, point_map_info=None, record: bool = True) -> float:
         """The model's log density at ``x`` (NaN is returned as it is; the caller rejects it); an
-        exception or +inf raises :class:`LogDensityError` naming the point."""
+        exception or +inf raises :class:`LogDensityError` naming the point. ``record``: pass it
+        to :meth:`_on_evaluation` (not for an evaluation outside the chain)."""
         try:
             value = float(self._logp_fn(x))
         except Exception as error:
@@ -293,7 +294,8 @@ class KernelStep(StartScales, PooledTuning, ArrayStepShared):
                 f"{self._where(x, point_map_info)}: the model's log density is +inf, which no "
                 "proper posterior has (a bug in the model, e.g. an unbounded likelihood term)."
             )
-        self._on_evaluation(x, value)
+        if record:
+            self._on_evaluation(x, value)
         return value
 
     def _on_evaluation(self, x: np.ndarray, value: float) -> None:
