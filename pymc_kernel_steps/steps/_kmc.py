@@ -23,6 +23,7 @@ from ..core.score_matching import (
     select_hyperparameters,
 )
 from ..core.whitening import Whitening
+from ._state import HMC_STATS
 from ._tuning import SCALE_RANGE, min_accepted_moves
 from ._validation import require_bool, require_fraction, require_int, require_positive
 from .base import ChainState, KernelStep
@@ -114,15 +115,11 @@ class _KMC(KernelStep):
 
     stats_dtypes_shapes = {
         **KernelStep.stats_dtypes_shapes,
-        "step_size": (np.float64, []),
-        "n_steps": (np.int64, []),
-        "energy_error": (np.float64, []),
-        "energy": (np.float64, []),
+        **HMC_STATS,
         "n_history": (np.int64, []),
         "refit": (bool, []),
         "surrogate": (bool, []),
         "lengthscale": (np.float64, []),
-        "diverging": (bool, []),
     }
 
     def __init__(

@@ -14,7 +14,17 @@ from ..core.history import ChainHistory
 from ..core.moves import CoordinateWalk, Proposal, RandomWalk
 from ..core.scouting import Scouts
 
-__all__ = ["ChainState", "KernelStepState", "Transition", "TuningData"]
+__all__ = ["HMC_STATS", "ChainState", "KernelStepState", "Transition", "TuningData"]
+
+#: the sample stats of a step whose moves include Hamiltonian trajectories, under the names of
+#: PyMC's HMC and NUTS (which ArviZ's energy plot and PyMC's divergence checks read)
+HMC_STATS = {
+    "step_size": (np.float64, []),
+    "n_steps": (np.int64, []),
+    "energy_error": (np.float64, []),
+    "energy": (np.float64, []),
+    "diverging": (bool, []),
+}
 
 
 @dataclass(frozen=True)

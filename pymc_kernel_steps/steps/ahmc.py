@@ -19,6 +19,7 @@ from ..core.bayesopt import WindowedTuner, default_hmc_box
 from ..core.history import ChainHistory
 from ..core.hmc import HamiltonianState, find_step_size, hmc_transition, regularized_variance
 from ._docs import with_shared_parameters
+from ._state import HMC_STATS
 from ._threads import single_threaded_blas
 from .base import (
     ChainState,
@@ -186,14 +187,10 @@ class AdaptiveHMC(KernelStep, withheld=("scouts",)):
 
     stats_dtypes_shapes: ClassVar[dict] = {
         **KernelStep.stats_dtypes_shapes,
-        "step_size": (np.float64, []),
-        "n_steps": (np.int64, []),
+        **HMC_STATS,
         "max_n_steps": (np.int64, []),
         "esjd": (np.float64, []),
         "tuning_window": (np.int64, []),
-        "energy_error": (np.float64, []),
-        "energy": (np.float64, []),
-        "diverging": (bool, []),
     }
 
     def __init__(
