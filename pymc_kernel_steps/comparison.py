@@ -4,10 +4,7 @@ Import from there (``from pymc_kernel_steps.bench import compare_samplers``); th
 re-exports the public names and warns.
 """
 
-import importlib as _importlib
-import os as _os
-import warnings as _warnings
-
+from .bench._moved import warn_moved as _warn_moved
 from .bench.metrics import ess_err_table
 from .bench.plots import plot_comparison
 from .bench.population import run_emcee, run_smc
@@ -27,14 +24,8 @@ __all__ = [
     "run_smc",
 ]
 
-_warnings.warn(
+_warn_moved(
     "pymc_kernel_steps.comparison is deprecated: import from pymc_kernel_steps.bench "
     "(compare_samplers, ess_err_table, plot_comparison, Reference, run_emcee, run_smc, ...)",
-    DeprecationWarning,
-    # attributed to the line that imports this module
-    skip_file_prefixes=(
-        _os.path.dirname(__file__),
-        _os.path.dirname(_importlib.__file__),
-        "<frozen importlib",
-    ),
+    __file__,
 )

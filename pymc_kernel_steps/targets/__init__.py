@@ -4,12 +4,10 @@ Import from there; this package only re-exports the public names (and makes its 
 ``pymc_kernel_steps.targets.synthetic`` and the like, aliases of the new ones) and warns.
 """
 
-import importlib as _importlib
-import os as _os
 import sys as _sys
-import warnings as _warnings
 
 from ..bench import targets as _targets
+from ..bench._moved import warn_moved as _warn_moved
 from ..bench.targets import *  # noqa: F403
 from ..bench.targets import (
     blackbox,
@@ -26,13 +24,7 @@ __all__ = list(_targets.__all__)
 for _module in (blackbox, glass, lotka_volterra, pima, registry, skew_normal_abc, synthetic):
     _sys.modules.setdefault(f"{__name__}.{_module.__name__.rpartition('.')[2]}", _module)
 
-_warnings.warn(
+_warn_moved(
     "pymc_kernel_steps.targets is deprecated: import from pymc_kernel_steps.bench.targets",
-    DeprecationWarning,
-    # attributed to the line that imports this module
-    skip_file_prefixes=(
-        _os.path.dirname(__file__),
-        _os.path.dirname(_importlib.__file__),
-        "<frozen importlib",
-    ),
+    __file__,
 )

