@@ -15,51 +15,24 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .blackbox import black_box
-from .suite import OURS, _samplers
-from .targets.robustness import ROBUSTNESS_TARGETS, robustness_model, robustness_reference
+from .suite import OURS, Posterior, Study
+from .targets.robustness import robustness_model, robustness_reference
 
-__all__ = ["ROBUSTNESS_PEERS", "robustness_page", "run_target", "z_table"]
+__all__ = ["ROBUSTNESS", "ROBUSTNESS_PEERS", "robustness_page", "run_target", "z_table"]
 
 #: the peers of the robustness study (NUTS on finite differences is left out: see the study page)
 ROBUSTNESS_PEERS = ("SMC", "emcee", "DEMetropolisZ")
 
 
-def run_target(
-    name: str,
-    *,
-    budget: int = 10_000,
-    replicates: int = 10,
-    samplers=OURS + ROBUSTNESS_PEERS,
-    random_seed: int = 0,
-    progress=None,
-) -> pd.DataFrame:
-    """Run ``samplers`` on the black box of robustness target ``name``.
+def _robustness_posterior(name: str) -> Posterior:
+    reference = robustness_reference(name)
+    return Posterior(robustness_model(name), reference, np.zeros(2 * len(reference.mean)))
 
-    Returns
-    -------
-    pandas.DataFrame
-        :func:`~pymc_kernel_steps.bench.runners.compare_samplers`'s tidy frame with the columns
-        ``posterior`` (the target's name), ``dim`` and ``mcse_ref`` (0) added.
-    """
-    from .runners import compare_samplers
 
-    target = ROBUSTNESS_TARGETS[name]
-    model = robustness_model(name)
-    df = compare_samplers(
-        black_box(model),
-        _samplers(None, target.dim, samplers),
-        budget=budget,
-        replicates=replicates,
-        reference=robustness_reference(name),
-        random_seed=random_seed,
-        keep_draws=0,
-        progress=progress,
-    )
-    df.insert(0, "posterior", name)
-    df.insert(1, "dim", target.dim)
-    df["mcse_ref"] = 0.0
-    return df
+#: the robustness study: its targets against their exact moments (``mcse_ref`` is 0)
+ROBUSTNESS = Study(_robustness_posterior, OURS + ROBUSTNESS_PEERS)
+#: run the samplers on a robustness target (:meth:`~.suite.Study.run`)
+run_target = ROBUSTNESS.run
 
 
 def z_table(frame: pd.DataFrame) -> pd.DataFrame:

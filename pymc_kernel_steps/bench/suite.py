@@ -24,6 +24,9 @@ replicates.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -32,7 +35,16 @@ from . import posteriordb
 from .blackbox import black_box
 from .peers import nuts_finite_differences_sampler, run_emcee_expert
 
-__all__ = ["OURS", "PEERS", "reference", "run_posterior", "suite_table"]
+__all__ = [
+    "OURS",
+    "PEERS",
+    "SUITE",
+    "Posterior",
+    "Study",
+    "reference",
+    "run_posterior",
+    "suite_table",
+]
 
 #: this package's samplers in the suite, by label
 OURS = ("KMCLite", "KMCFinite", "KAMH", "AdaptiveMetropolis", "CKAM")
@@ -80,48 +92,88 @@ def _samplers(fd_model, dim: int, names) -> list:
     return [available[n] for n in names]
 
 
-def run_posterior(
-    name: str,
-    *,
-    budget: int = 10_000,
-    replicates: int = 10,
-    samplers=OURS + PEERS,
-    random_seed: int = 0,
-    progress=None,
-) -> pd.DataFrame:
-    """Run ``samplers`` on the black box of suite posterior ``name``.
+class Posterior(NamedTuple):
+    """A study's posterior: its model, reference and the reference's Monte Carlo standard errors
+    of ``E[x]`` and ``E[x²]`` (``(2 k,)``; zeros for exact moments), the model with
+    finite-difference gradients (for ``NUTS-FD``; None: not offered) and the variables in the
+    reference's order (None: the model's)."""
 
-    Returns
-    -------
-    pandas.DataFrame
-        :func:`~pymc_kernel_steps.bench.runners.compare_samplers`'s tidy frame with the columns
-        ``posterior``, ``dim`` and ``mcse_ref`` (the reference's Monte Carlo error of the row's
-        statistic and coordinate) added.
-    """
-    from .runners import compare_samplers
+    model: Any
+    reference: Any
+    mcse: np.ndarray
+    fd_model: Any = None
+    var_names: list[str] | None = None
 
+
+@dataclass(frozen=True)
+class Study:
+    """A benchmark study: a black box of each of its posteriors (``posterior(name)``, a
+    :class:`Posterior`), every sampler at one budget of counted evaluations."""
+
+    posterior: Callable[[str], Posterior]
+    #: the samplers the study runs by default, by label
+    samplers: tuple[str, ...]
+
+    def run(
+        self,
+        name: str,
+        *,
+        budget: int = 10_000,
+        replicates: int = 10,
+        samplers=None,
+        random_seed: int = 0,
+        progress=None,
+    ) -> pd.DataFrame:
+        """Run ``samplers`` (labels; default: the study's) ``replicates`` times on the black box
+        of posterior ``name``.
+
+        Returns
+        -------
+        pandas.DataFrame
+            :func:`~pymc_kernel_steps.bench.runners.compare_samplers`'s tidy frame with the
+            columns ``posterior``, ``dim`` and ``mcse_ref`` (the reference's Monte Carlo error of
+            the row's statistic and coordinate) added.
+        """
+        from .runners import compare_samplers
+
+        posterior = self.posterior(name)
+        model = posterior.model
+        dim = int(sum(np.size(v) for v in model.initial_point().values()))
+        df = compare_samplers(
+            black_box(model),
+            _samplers(posterior.fd_model, dim, self.samplers if samplers is None else samplers),
+            budget=budget,
+            replicates=replicates,
+            reference=posterior.reference,
+            var_names=posterior.var_names,
+            random_seed=random_seed,
+            keep_draws=0,
+            progress=progress,
+        )
+        k = len(posterior.reference.mean)
+        df.insert(0, "posterior", name)
+        df.insert(1, "dim", dim)
+        index = np.where(df["statistic"] == "mean", 0, k) + df["coordinate"].to_numpy()
+        df["mcse_ref"] = posterior.mcse[index]
+        return df
+
+
+def _suite_posterior(name: str) -> Posterior:
     model = posteriordb.model(name, gradient=False)
-    dim = int(sum(np.size(v) for v in model.initial_point().values()))
-    target = black_box(model)
-    fd_model = black_box(model, finite_differences=True)
     ref, mcse = reference(name)
-    df = compare_samplers(
-        target,
-        _samplers(fd_model, dim, samplers),
-        budget=budget,
-        replicates=replicates,
-        reference=ref,
+    return Posterior(
+        model,
+        ref,
+        mcse,
+        fd_model=black_box(model, finite_differences=True),
         var_names=list(posteriordb.POSTERIORS[name].var_names),
-        random_seed=random_seed,
-        keep_draws=0,
-        progress=progress,
     )
-    k = len(ref.mean)
-    df.insert(0, "posterior", name)
-    df.insert(1, "dim", dim)
-    index = np.where(df["statistic"] == "mean", 0, k) + df["coordinate"].to_numpy()
-    df["mcse_ref"] = mcse[index]
-    return df
+
+
+#: the posteriordb suite: its posteriors against posteriordb's reference draws
+SUITE = Study(_suite_posterior, OURS + PEERS)
+#: run the samplers on a suite posterior (:meth:`Study.run`)
+run_posterior = SUITE.run
 
 
 def _ess(sq_error, var_f, mcse_ref, evaluations):
