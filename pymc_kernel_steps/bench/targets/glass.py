@@ -47,6 +47,7 @@ from scipy.linalg.blas import dsyrk
 from scipy.spatial.distance import pdist, squareform
 from scipy.special import expit, logsumexp
 
+from ._checks import require_black_box, require_count, require_finite
 from ._data import rdataset, standardise
 from .blackbox import NoisyCountingLogp
 
@@ -226,14 +227,10 @@ def glass_model(
     cost : float
         Artificial extra seconds per evaluation.
     """
-    if int(n_importance) != n_importance or n_importance < 1:
-        raise ValueError(f"n_importance must be an integer >= 1, got {n_importance!r}")
-    if not (prior_var > 0 and math.isfinite(prior_var)):
-        raise ValueError(f"prior_var must be a finite number > 0, got {prior_var!r}")
-    if not (jitter >= 0 and math.isfinite(jitter)):
-        raise ValueError(f"jitter must be a finite number >= 0, got {jitter!r}")
-    if not black_box:
-        raise ValueError("black_box=False: the glass target has no differentiable twin")
+    require_count("n_importance", n_importance)
+    require_finite("prior_var", prior_var)
+    require_finite("jitter", jitter, zero=True)
+    require_black_box(black_box, "glass")
     X, y = glass_data()
     n, d = X.shape
     with pm.Model() as model:

@@ -29,6 +29,7 @@ import numpy as np
 import pymc as pm
 from scipy.integrate import solve_ivp
 
+from ._checks import require_black_box, require_count
 from .blackbox import CountingLogp
 
 __all__ = [
@@ -168,10 +169,8 @@ def lotka_volterra_model(
     cost : float
         Artificial extra seconds per evaluation.
     """
-    if int(max_rhs_evals) != max_rhs_evals or max_rhs_evals < 100:
-        raise ValueError(f"max_rhs_evals must be an integer >= 100, got {max_rhs_evals!r}")
-    if not black_box:
-        raise ValueError("black_box=False: the Lotka-Volterra target has no differentiable twin")
+    require_count("max_rhs_evals", max_rhs_evals, minimum=100)
+    require_black_box(black_box, "Lotka-Volterra")
     _, y = lotka_volterra_data(seed)
     fn = functools.partial(lotka_volterra_loglik, y=y, max_rhs_evals=int(max_rhs_evals))
     with pm.Model(coords={"param": list(LOTKA_VOLTERRA_NAMES)}) as model:

@@ -30,6 +30,7 @@ import pytensor
 import pytensor.tensor as pt
 from scipy.special import logsumexp
 
+from ._checks import require_black_box, require_count, require_finite
 from .blackbox import NoisyCountingLogp
 
 __all__ = [
@@ -61,12 +62,9 @@ def skew_normal_sample(rng, size, theta, alpha) -> np.ndarray:
 
 def _check(dim, n_obs, n_sim, epsilon, prior_var):
     for name, value in (("dim", dim), ("n_obs", n_obs), ("n_sim", n_sim)):
-        if int(value) != value or value < 1:
-            raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
-    if not (epsilon > 0 and math.isfinite(epsilon)):
-        raise ValueError(f"epsilon must be a finite number > 0, got {epsilon!r}")
-    if not (prior_var > 0 and math.isfinite(prior_var)):
-        raise ValueError(f"prior_var must be a finite number > 0, got {prior_var!r}")
+        require_count(name, value)
+    require_finite("epsilon", epsilon)
+    require_finite("prior_var", prior_var)
 
 
 def skew_normal_abc_data(dim: int = 10, n_obs: int = 10, skewness: float = 10.0, seed: int = 0):
@@ -162,8 +160,7 @@ def skew_normal_abc_model(
         Artificial extra seconds per evaluation.
     """
     _check(dim, n_obs, n_sim, epsilon, prior_var)
-    if not black_box:
-        raise ValueError("black_box=False: the ABC target has no differentiable twin")
+    require_black_box(black_box, "ABC")
     y, _, alpha = skew_normal_abc_data(dim, n_obs, skewness, data_seed)
     fn = functools.partial(
         skew_normal_abc_log_likelihood_estimate,

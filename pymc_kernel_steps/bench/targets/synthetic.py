@@ -24,6 +24,7 @@ import pymc as pm
 import pytensor
 import pytensor.tensor as pt
 
+from ._checks import require_count
 from .blackbox import CountingLogp, _potential
 
 __all__ = [
@@ -48,11 +49,6 @@ _LOG_2PI = math.log(2.0 * math.pi)
 
 
 # ------------------------------------------------------------------------------------- banana
-def _check_dim(dim, minimum):
-    if int(dim) != dim or dim < minimum:
-        raise ValueError(f"dim must be an integer >= {minimum}, got {dim!r}")
-
-
 def banana_logp(x: np.ndarray, b: float = 0.03, V: float = 100.0) -> float:
     """Haario's twisted Gaussian ("banana"), normalised.
 
@@ -84,7 +80,7 @@ def banana_moments(dim: int = 8, b: float = 0.03, V: float = 100.0):
     mean, var : np.ndarray
         Both of shape ``(dim,)``.
     """
-    _check_dim(dim, 2)
+    require_count("dim", dim, minimum=2)
     var = np.ones(dim)
     var[0] = V
     var[1] = 1.0 + 2.0 * b**2 * V**2
@@ -93,7 +89,7 @@ def banana_moments(dim: int = 8, b: float = 0.03, V: float = 100.0):
 
 def banana_sample(rng, size: int, dim: int = 8, b: float = 0.03, V: float = 100.0) -> np.ndarray:
     """Exact independent draws from the banana, shape ``(size, dim)``."""
-    _check_dim(dim, 2)
+    require_count("dim", dim, minimum=2)
     rng = np.random.default_rng(rng)
     z = rng.standard_normal((size, dim))
     x = z.copy()
@@ -119,7 +115,7 @@ def banana_model(
     cost : float
         Artificial seconds per evaluation of the black box.
     """
-    _check_dim(dim, 2)
+    require_count("dim", dim, minimum=2)
     with pm.Model() as model:
         x = pm.Flat("x", shape=dim)
         fn = functools.partial(banana_logp, b=b, V=V)
