@@ -48,6 +48,26 @@ def _quiet():
     return _Ctx()
 
 
+def sample_quietly(model, step, tune, draws, chains, seed, **options):
+    """``pm.sample`` of ``model`` with ``step`` on one core, tuning draws kept, without progress
+    bar, convergence checks, warnings or PyMC's progress logging."""
+    import pymc as pm
+
+    with model, _quiet():
+        return pm.sample(
+            tune=int(tune),
+            draws=int(draws),
+            chains=chains,
+            cores=1,
+            step=step,
+            random_seed=seed,
+            progressbar=False,
+            discard_tuned_samples=False,
+            compute_convergence_checks=False,
+            **options,
+        )
+
+
 def _unconstrained(model):
     """``(x0, logp(x), to_posterior(draws))`` for the model's value variables, raveled."""
     from pymc.blocking import DictToArrayBijection, RaveledVars

@@ -75,7 +75,7 @@ import numpy as np
 import pandas as pd
 
 from ..diagnostics import count_evaluations, posterior_draws
-from ._util import _counting_ops, _measured, _quiet, _reset
+from ._util import _counting_ops, _measured, _quiet, _reset, sample_quietly
 from .metrics import _tidy
 from .population import run_emcee, run_smc
 from .references import Reference
@@ -236,24 +236,6 @@ def _step_cost(step, model) -> tuple[str, int]:
     )
 
 
-def _pm_sample(model, step, tune, draws, chains, seed, **options):
-    import pymc as pm
-
-    with model, _quiet():
-        return pm.sample(
-            tune=int(tune),
-            draws=int(draws),
-            chains=chains,
-            cores=1,
-            step=step,
-            random_seed=seed,
-            progressbar=False,
-            discard_tuned_samples=False,
-            compute_convergence_checks=False,
-            **options,
-        )
-
-
 def _run_step(sampler: Sampler, model, seed, s: _Settings) -> dict:
     ops = _counting_ops(model)
     with model, _quiet():
@@ -268,7 +250,7 @@ def _run_step(sampler: Sampler, model, seed, s: _Settings) -> dict:
     tune = min(round(s.tune_fraction * iterations), iterations - 1)
     _reset(ops)
     start = time.perf_counter()
-    idata = _pm_sample(model, step, tune, iterations - tune, s.chains, seed, **sampler.options)
+    idata = sample_quietly(model, step, tune, iterations - tune, s.chains, seed, **sampler.options)
     seconds = time.perf_counter() - start
     measured, inside = _measured(ops)
     counted = count_evaluations(idata, kind)
@@ -299,7 +281,7 @@ def _run_nuts(sampler: Sampler, model, seed, s: _Settings) -> dict:
         pilot_tune, pilot_draws = s.nuts_pilot
         with twin, _quiet():
             step = pm.NUTS(**sampler.options)
-        pilot = _pm_sample(twin, step, pilot_tune, pilot_draws, 1, seed + 7919)
+        pilot = sample_quietly(twin, step, pilot_tune, pilot_draws, 1, seed + 7919)
         s.pilots["nuts"] = (
             float(_nuts_steps(pilot, "warmup_sample_stats").mean()),
             float(_nuts_steps(pilot, "sample_stats").mean()),
@@ -311,7 +293,7 @@ def _run_nuts(sampler: Sampler, model, seed, s: _Settings) -> dict:
     with twin, _quiet():
         step = pm.NUTS(**sampler.options)
     start = time.perf_counter()
-    idata = _pm_sample(twin, step, tune, draws, s.chains, seed)
+    idata = sample_quietly(twin, step, tune, draws, s.chains, seed)
     seconds = time.perf_counter() - start
     warm = _nuts_steps(idata, "warmup_sample_stats").sum(axis=1)
     cumulative = warm[:, None] + np.cumsum(_nuts_steps(idata, "sample_stats"), axis=1)
