@@ -36,6 +36,15 @@ def _normal_regression(name: str, y, mean, sigma) -> None:
     pm.Normal(name, mu=mean, sigma=sigma, observed=y)
 
 
+def _flat_linear_regression(name: str, y, X: np.ndarray) -> pm.Model:
+    """``y ~ N(X beta, sigma)`` observed as ``name``, flat ``beta`` and ``sigma``."""
+    with pm.Model() as model:
+        beta = pm.Flat("beta", shape=X.shape[1])
+        sigma = pm.HalfFlat("sigma")
+        _normal_regression(name, y, pt.dot(X, beta), sigma)
+    return model
+
+
 # ------------------------------------------------------------------------------ regressions
 def eight_schools_noncentered(data, gradient: bool = True) -> pm.Model:
     """``theta = mu + tau * theta_trans``; ``y ~ N(theta, sigma)``; ``mu ~ N(0, 5)``,
@@ -88,11 +97,7 @@ def logmesquite_logvas(data, gradient: bool = True) -> pm.Model:
             _vector(data, "group"),
         ]
     )
-    with pm.Model() as model:
-        beta = pm.Flat("beta", shape=7)
-        sigma = pm.HalfFlat("sigma")
-        _normal_regression("log_weight", np.log(_vector(data, "weight")), pt.dot(X, beta), sigma)
-    return model
+    return _flat_linear_regression("log_weight", np.log(_vector(data, "weight")), X)
 
 
 def logearn_interaction_z(data, gradient: bool = True) -> pm.Model:
@@ -101,11 +106,7 @@ def logearn_interaction_z(data, gradient: bool = True) -> pm.Model:
     height, male = _vector(data, "height"), _vector(data, "male")
     z_height = (height - height.mean()) / height.std(ddof=1)
     X = np.column_stack([np.ones_like(height), z_height, male, z_height * male])
-    with pm.Model() as model:
-        beta = pm.Flat("beta", shape=4)
-        sigma = pm.HalfFlat("sigma")
-        _normal_regression("log_earn", np.log(_vector(data, "earn")), pt.dot(X, beta), sigma)
-    return model
+    return _flat_linear_regression("log_earn", np.log(_vector(data, "earn")), X)
 
 
 def earn_height(data, gradient: bool = True) -> pm.Model:
@@ -135,11 +136,7 @@ def nes(data, gradient: bool = True) -> pm.Model:
             _vector(data, "income"),
         ]
     )
-    with pm.Model() as model:
-        beta = pm.Flat("beta", shape=9)
-        sigma = pm.HalfFlat("sigma")
-        _normal_regression("partyid7", _vector(data, "partyid7"), pt.dot(X, beta), sigma)
-    return model
+    return _flat_linear_regression("partyid7", _vector(data, "partyid7"), X)
 
 
 def blr(data, gradient: bool = True) -> pm.Model:
