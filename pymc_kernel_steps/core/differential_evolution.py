@@ -87,12 +87,8 @@ def snooker_jump(
 
     Parameters
     ----------
-    rng : numpy.random.Generator
-        Source of randomness.
-    x : array, shape (d,)
-        Current state.
-    population : array, shape (n, d), n ≥ 3
-        Frozen states.
+    rng, x, population
+        As for :func:`de_jump`; the population holds at least 3 states.
     scale : float
         The jump's scale (default :data:`SNOOKER_SCALE`).
     """

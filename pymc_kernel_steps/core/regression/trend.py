@@ -234,11 +234,9 @@ def fit_quartic_trend(U, values, min_quartic: float = 1e-3) -> PolynomialTrend:
 
     Parameters
     ----------
-    U : array_like, shape (n, d)
-        Points, finite, at least twice as many as the trend's coefficients
-        (:func:`quartic_parameter_count`).
-    values : array_like, shape (n,)
-        Finite log densities there.
+    U, values
+        As for :func:`fit_quadratic_gaussian`, with at least twice as many points as the trend's
+        coefficients (:func:`quartic_parameter_count`).
     min_quartic : float
         Smallest eigenvalue of ``Q`` (> 0; in the coordinates of ``U``: ``u = 3`` along an
         eigenvector adds ``−½ · 81 · min_quartic``).
