@@ -7,6 +7,7 @@ with ``ℓ = lengthscale`` (paper 002 writes ``σ = 2ℓ²``).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -75,14 +76,9 @@ class Kernel:
 
 
 @dataclass(frozen=True)
-class GaussianKernel(Kernel):
-    """Gaussian (squared-exponential) kernel ``exp(-‖x - y‖² / (2 ℓ²))``.
-
-    Parameters
-    ----------
-    lengthscale : float
-        ``ℓ > 0``.
-    """
+class _LengthscaleKernel(Kernel):
+    """A kernel with a lengthscale ``ℓ > 0`` (its first parameter), which the median heuristic
+    can set."""
 
     lengthscale: float = 1.0
     has_lengthscale = True
@@ -90,8 +86,20 @@ class GaussianKernel(Kernel):
     def __post_init__(self):
         object.__setattr__(self, "lengthscale", _check_positive("lengthscale", self.lengthscale))
 
-    def with_lengthscale(self, lengthscale: float) -> GaussianKernel:
-        return GaussianKernel(lengthscale)
+    def with_lengthscale(self, lengthscale: float):
+        """The same kernel with lengthscale ``lengthscale``."""
+        return dataclasses.replace(self, lengthscale=lengthscale)
+
+
+@dataclass(frozen=True)
+class GaussianKernel(_LengthscaleKernel):
+    """Gaussian (squared-exponential) kernel ``exp(-‖x - y‖² / (2 ℓ²))``.
+
+    Parameters
+    ----------
+    lengthscale : float
+        ``ℓ > 0``.
+    """
 
     def _gram(self, X, Y):
         return np.exp(cdist(X, Y, "sqeuclidean") / (-2.0 * self.lengthscale**2))
@@ -103,7 +111,7 @@ class GaussianKernel(Kernel):
 
 
 @dataclass(frozen=True)
-class RationalQuadraticKernel(Kernel):
+class RationalQuadraticKernel(_LengthscaleKernel):
     """Rational quadratic kernel ``(1 + ‖x - y‖² / (2 α ℓ²))^(-α)``.
 
     Parameters
@@ -114,16 +122,11 @@ class RationalQuadraticKernel(Kernel):
         Shape ``α > 0``; ``α → ∞`` recovers the Gaussian kernel.
     """
 
-    lengthscale: float = 1.0
     alpha: float = 1.0
-    has_lengthscale = True
 
     def __post_init__(self):
-        object.__setattr__(self, "lengthscale", _check_positive("lengthscale", self.lengthscale))
+        super().__post_init__()
         object.__setattr__(self, "alpha", _check_positive("alpha", self.alpha))
-
-    def with_lengthscale(self, lengthscale: float) -> RationalQuadraticKernel:
-        return RationalQuadraticKernel(lengthscale, self.alpha)
 
     def _base(self, sqdist):
         return 1.0 + sqdist / (2.0 * self.alpha * self.lengthscale**2)
@@ -161,7 +164,7 @@ def _matern_bessel_term(s, nu: float, order: float, limit_at_zero: float) -> np.
 
 
 @dataclass(frozen=True)
-class MaternKernel(Kernel):
+class MaternKernel(_LengthscaleKernel):
     """Matérn kernel with smoothness ``ν`` and lengthscale ``ℓ``.
 
     ``ν = 1/2, 3/2, 5/2`` use closed forms; any other ``ν > 0`` uses the Bessel function
@@ -176,21 +179,16 @@ class MaternKernel(Kernel):
         Smoothness ``ν > 0``.
     """
 
-    lengthscale: float = 1.0
     nu: float = 1.5
-    has_lengthscale = True
 
     def __post_init__(self):
-        object.__setattr__(self, "lengthscale", _check_positive("lengthscale", self.lengthscale))
+        super().__post_init__()
         object.__setattr__(self, "nu", _check_positive("nu", self.nu))
         if self.nu > _MAX_MATERN_NU:
             raise ValueError(
                 f"`nu` must be at most {_MAX_MATERN_NU:g} (the Bessel form overflows beyond), got "
                 f"{self.nu!r}; for large ν the Matérn kernel is the GaussianKernel."
             )
-
-    def with_lengthscale(self, lengthscale: float) -> MaternKernel:
-        return MaternKernel(lengthscale, self.nu)
 
     def _of_distance(self, r):
         ell, nu = self.lengthscale, self.nu
