@@ -271,49 +271,24 @@ class FiniteScoreEstimator(SurrogateTrajectory):
         return phases, single
 
     def log_density(self, X):
-        """Surrogate log density ``f(x) = θᵀφ(x)``.
-
-        Parameters
-        ----------
-        X : array_like, shape (d,) or (n, d)
-
-        Returns
-        -------
-        float or ndarray, shape (n,)
-        """
+        """Surrogate log density ``f(x) = θᵀφ(x)`` at a point ``X`` of shape ``(d,)`` (a float)
+        or at the rows of ``(n, d)`` (an array of shape ``(n,)``)."""
         self._check_fitted()
         phases, single = self._evaluate(X)
         f = self._scale * np.cos(phases) @ self.theta
         return float(f[0]) if single else f
 
     def grad(self, X):
-        """Gradient ``∇f(x) = −√(2/m) Σ_j θ_j sin(ω_jᵀx + u_j) ω_j``.
-
-        Parameters
-        ----------
-        X : array_like, shape (d,) or (n, d)
-
-        Returns
-        -------
-        ndarray, shape (d,) or (n, d)
-        """
+        """Gradient ``∇f(x) = −√(2/m) Σ_j θ_j sin(ω_jᵀx + u_j) ω_j`` at a point ``X`` of shape
+        ``(d,)`` or at the rows of ``(n, d)`` (an array of the shape of ``X``)."""
         self._check_fitted()
         phases, single = self._evaluate(X)
         g = (-self._scale * np.sin(phases) * self.theta) @ self.frequencies
         return g[0] if single else g
 
     def objective(self, X) -> float:
-        """Score-matching objective ``J = (1/n) Σ_j Σ_l [∂²_l f(x_j) + ½(∂_l f(x_j))²]`` on ``X``
-        (no regulariser).
-
-        Parameters
-        ----------
-        X : array_like, shape (n, d)
-
-        Returns
-        -------
-        float
-        """
+        """Score-matching objective ``J = (1/n) Σ_j Σ_l [∂²_l f(x_j) + ½(∂_l f(x_j))²]`` (a
+        float, no regulariser) on the rows of ``X``, shape ``(n, d)``."""
         self._check_fitted()
         X = _data(X, "X", min_points=1, dim=self.frequencies.shape[1])
         phases = X @ self.frequencies.T + self.offsets

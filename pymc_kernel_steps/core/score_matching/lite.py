@@ -378,49 +378,25 @@ class LiteScoreEstimator(SurrogateTrajectory):
 
     # ---------------------------------------------------------------- evaluation
     def log_density(self, X):
-        """Surrogate log density ``f(x) = Σ α_i k(z_i, x)`` (up to a constant).
-
-        Parameters
-        ----------
-        X : array_like, shape (d,) or (m, d)
-
-        Returns
-        -------
-        float or ndarray, shape (m,)
-        """
+        """Surrogate log density ``f(x) = Σ α_i k(z_i, x)`` (up to a constant) at a point ``X``
+        of shape ``(d,)`` (a float) or at the rows of ``(m, d)`` (an array of shape ``(m,)``)."""
         self._check_fitted()
         X, single = _query(X, self.Z.shape[1])
         f, _, _ = _lite_evaluate(self.Z, self.alpha, self.kernel_.lengthscale, X, value=True)
         return float(f[0]) if single else f
 
     def grad(self, X):
-        """Gradient ``∇f(x) = Σ α_i (2/σ) k(z_i, x)(z_i − x)``.
-
-        Parameters
-        ----------
-        X : array_like, shape (d,) or (m, d)
-
-        Returns
-        -------
-        ndarray, shape (d,) or (m, d)
-        """
+        """Gradient ``∇f(x) = Σ α_i (2/σ) k(z_i, x)(z_i − x)`` at a point ``X`` of shape ``(d,)``
+        or at the rows of ``(m, d)`` (an array of the shape of ``X``)."""
         self._check_fitted()
         X, single = _query(X, self.Z.shape[1])
         _, g, _ = _lite_evaluate(self.Z, self.alpha, self.kernel_.lengthscale, X, grad=True)
         return g[0] if single else g
 
     def objective(self, X) -> float:
-        """Score-matching objective ``J = (1/m) Σ_j Σ_l [∂²_l f(x_j) + ½(∂_l f(x_j))²]`` on ``X``
-        (no regulariser); lower is better, e.g. on held-out data.
-
-        Parameters
-        ----------
-        X : array_like, shape (m, d)
-
-        Returns
-        -------
-        float
-        """
+        """Score-matching objective ``J = (1/m) Σ_j Σ_l [∂²_l f(x_j) + ½(∂_l f(x_j))²]`` (a
+        float, no regulariser) on the rows of ``X``, shape ``(m, d)``; lower is better, e.g. on
+        held-out data."""
         self._check_fitted()
         X = _data(X, "X", min_points=1, dim=self.Z.shape[1])
         _, g, lap = _lite_evaluate(
