@@ -13,6 +13,15 @@ deviation, at any point and for any step. A step far from that scale measures th
 a non-Gaussian density over the wrong range, so the difference is repeated with the step set to
 the scale found, until the two agree within a factor ``STEP_TOLERANCE``. Each difference costs
 two evaluations, which the caller counts.
+
+The same two probes give the slope ``g_j`` by a central difference, and with it how far the
+start lies from where the posterior's mass is: ``z_j = |g_j| / √κ_j``, the slope in units of the
+conditional scale. For a Gaussian posterior ``z_j`` is a standard normal at a point drawn from
+it, and zero at the mode; a start tens or thousands of conditional scales away from the
+coordinate's conditional mode is in a transient, where the local curvature understates how far
+the chain must travel (a regression with an uncentred predictor, started at 0, lies
+``z ≈ 10⁵`` from the posterior, whose ridge is orders of magnitude longer than the scales at
+the start). A start farther than ``FAR_START_Z`` keeps the unit frame.
 """
 
 from __future__ import annotations
@@ -41,6 +50,10 @@ STEP_CHANGE = 10.0
 #: start: with a tolerance of 10 KAMH's chains failed to find the posterior for 5 of 7 seeds,
 #: against 2 of 8 with the unit frame)
 UNIT_FRAME_TOLERANCE = 100.0
+#: a start whose standardised slope ``|g_j| / √κ_j`` exceeds this in some coordinate lies outside
+#: the posterior's bulk (P(|z| > 5) = 6·10⁻⁷ for a coordinate of a Gaussian posterior at a draw
+#: from it), where the conditional scales measured there are not the posterior's
+FAR_START_Z = 5.0
 
 
 @dataclass(frozen=True)
@@ -54,10 +67,27 @@ class StartScales:
         curvature; NaN where no positive curvature was found.
     evaluations : int
         Log-density evaluations spent.
+    slopes : numpy.ndarray, shape (d,)
+        ``∂log π/∂x_j`` by the central difference of the probes that gave ``scales[j]``; NaN
+        where no scale was found.
     """
 
     scales: np.ndarray
     evaluations: int
+    slopes: np.ndarray
+
+    @property
+    def standardized_slopes(self) -> np.ndarray:
+        """``|g_j| / √κ_j = |g_j| scales[j]``: how many conditional scales the start lies from
+        each coordinate's conditional mode (for a Gaussian; NaN where no scale was found)."""
+        return np.abs(self.slopes) * self.scales
+
+    @property
+    def far_from_posterior(self) -> bool:
+        """Whether the start lies outside the posterior's bulk: some standardised slope exceeds
+        ``FAR_START_Z``."""
+        z = self.standardized_slopes
+        return bool(np.any(z[np.isfinite(z)] > FAR_START_Z))
 
     def relative_to(self, fallback: float = 1.0) -> np.ndarray:
         """The scales with ``fallback`` where none was found."""
@@ -65,16 +95,20 @@ class StartScales:
 
     def frame(self, tolerance: float = UNIT_FRAME_TOLERANCE) -> np.ndarray:
         """The frame of a chain's first moves: 1 for each coordinate whose scale lies within
-        ``tolerance`` of 1 (or was not found), the measured scale for the others.
+        ``tolerance`` of 1 (or was not found), the measured scale for the others; 1 everywhere
+        when the start lies far from the posterior (:attr:`far_from_posterior`).
 
         The unit frame suits PyMC's unconstrained parameters; only a coordinate measured
         orders of magnitude away from it (a parameter of scale 10⁻⁶, a thin ridge) needs its
         own scale. A conditional scale is also the smallest the posterior has along that
         coordinate (on a correlated posterior the marginal one is larger), so a frame taken
-        from it where the unit frame would do slows the first exploration.
+        from it where the unit frame would do slows the first exploration; and at a start far
+        from the posterior it measures the transient, not the posterior.
         """
         if not (math.isfinite(tolerance) and tolerance >= 1):
             raise ValueError(f"`tolerance` must be at least 1, got {tolerance!r}.")
+        if self.far_from_posterior:
+            return np.ones_like(self.scales)
         scales = self.relative_to(1.0)
         far = (scales < 1.0 / tolerance) | (scales > tolerance)
         return np.where(far, scales, 1.0)
@@ -117,6 +151,7 @@ def conditional_scales(
     if int(max_rounds) != max_rounds or max_rounds < 1:
         raise ValueError(f"`max_rounds` must be a positive integer, got {max_rounds!r}.")
     scales = np.full(x.shape[0], math.nan)
+    slopes = np.full(x.shape[0], math.nan)
     evaluations = 0
     for j in range(x.shape[0]):
         step = float(first_step)
@@ -135,7 +170,8 @@ def conditional_scales(
                 step *= STEP_CHANGE  # flat or convex at this step: look wider
                 continue
             scales[j] = 1.0 / math.sqrt(curvature)
+            slopes[j] = (plus - minus) / (2.0 * step)
             if scales[j] / STEP_TOLERANCE <= step <= scales[j] * STEP_TOLERANCE:
                 break
             step = scales[j]
-    return StartScales(scales, evaluations)
+    return StartScales(scales, evaluations, slopes)

@@ -117,7 +117,8 @@ class ChainState:
     scouts: Scouts | None = None
     #: the frame of the first random-walk moves, the coordinate moves and the scouts: each
     #: coordinate's conditional scale at the chain's start where it lies more than a factor 100
-    #: from 1, else 1 (:meth:`~pymc_kernel_steps.core.StartScales.frame`; None: not measured)
+    #: from 1 and the start is in the posterior's bulk, else 1
+    #: (:meth:`~pymc_kernel_steps.core.StartScales.frame`; None: not measured)
     start_scales: np.ndarray | None = None
     #: the other chains' tuning data (pooled tuning), learned from with the chain's own
     pooled: TuningData | None = None

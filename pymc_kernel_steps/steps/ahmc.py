@@ -112,7 +112,8 @@ class AdaptiveHMC(KernelStep, withheld=("scouts",)):
     Rao–Blackwellised squared jump ``α ‖x* − x‖²_{M⁻¹}`` divided by ``√L``, and the next window's
     ``(ε, L)`` maximises the acquisition. The diagonal mass matrix ``M⁻¹`` starts as each
     coordinate's conditional variance at the chain's start (from second differences of the log
-    density, ``2–6 d`` evaluations, counted) where its sd lies more than a factor 100 from 1,
+    density, ``2–6 d`` evaluations, counted) where its sd lies more than a factor 100 from 1
+    and the start lies in the posterior's bulk (see *The start of tuning* in the usage guide),
     and 1 elsewhere, and is the posterior
     variance estimated from the tuning draws at 15 % and 40 % of the tuning phase; after each
     estimate a step-size search and a fresh optimisation start. At the end of tuning the

@@ -68,6 +68,44 @@ def test_the_frame_keeps_unit_scales_within_a_factor_hundred_and_measured_ones_b
         found.frame(tolerance=0.5)
 
 
+def test_the_slopes_are_central_differences_in_units_of_the_scale():
+    sd = np.array([1e-6, 1.0, 1e6])
+    log_density = lambda x: -0.5 * float(np.sum((x / sd) ** 2))  # noqa: E731
+    x = np.array([3e-7, -0.5, 2e5])
+    found = conditional_scales(log_density, x, log_density(x))
+    np.testing.assert_allclose(found.slopes, -x / sd**2, rtol=1e-6)
+    # for a Gaussian, |x_j − μ_j| / sd_j: the start's distance from the mode in sds
+    np.testing.assert_allclose(found.standardized_slopes, np.abs(x) / sd, rtol=1e-6)
+    assert not found.far_from_posterior
+
+
+@pytest.mark.parametrize("offset, far", [(0.0, False), (4.0, False), (6.0, True), (1e4, True)])
+def test_a_start_far_from_the_posterior_keeps_the_unit_frame(offset, far):
+    """The conditional scales of a start in a transient describe the transient: beyond
+    ``FAR_START_Z`` conditional sds from the mode the frame stays the unit one."""
+    from pymc_kernel_steps.core.start_scales import FAR_START_Z
+
+    assert 4.0 < FAR_START_Z < 6.0
+    sd = np.array([1e-6, 1.0])
+    log_density = lambda x: -0.5 * float(np.sum((x / sd) ** 2))  # noqa: E731
+    x = np.array([0.0, offset])
+    found = conditional_scales(log_density, x, log_density(x))
+    np.testing.assert_allclose(found.scales, sd, rtol=1e-6)
+    assert found.far_from_posterior is far
+    np.testing.assert_allclose(found.frame(), [1.0, 1.0] if far else [1e-6, 1.0], rtol=1e-6)
+
+
+def test_a_correlated_start_off_the_ridge_is_far():
+    """A point off a thin ridge (correlation −0.999) by 0.1 in one coordinate lies 2.2 conditional
+    sds from the conditional mode: near; by 1.0, 22: far."""
+    covariance = np.array([[1.0, -0.999], [-0.999, 1.0]])
+    precision = np.linalg.inv(covariance)
+    log_density = lambda x: -0.5 * float(x @ precision @ x)  # noqa: E731
+    for step, far in [(0.1, False), (1.0, True)]:
+        x = np.array([step, 0.0])
+        assert conditional_scales(log_density, x, log_density(x)).far_from_posterior is far
+
+
 def test_arguments_are_checked():
     with pytest.raises(ValueError, match="value"):
         conditional_scales(lambda x: 0.0, np.zeros(2), -math.inf)
