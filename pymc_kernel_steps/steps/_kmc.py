@@ -56,27 +56,51 @@ def _of_hmc(name: str, doc: str) -> property:
 
 @dataclass
 class KMCChain(ChainState):
-    """Per-chain state of the KMC steps: the random walk (``random_walk``, whose metric is the
-    history's whitening) and the surrogate HMC move (``hmc``) with the surrogate's fit."""
+    """What a chain of the KMC steps (:class:`~pymc_kernel_steps.KMCLite`,
+    :class:`~pymc_kernel_steps.KMCFinite`) learned: their ``step.chain``.
+
+    The public attributes of :class:`ChainState` and these; the other fields are internal.
+
+    Attributes
+    ----------
+    hmc : SurrogateHMC or None
+        The surrogate HMC move (frozen after tuning); ``surrogate``, ``whitening``,
+        ``inv_mass``, ``confinement``, ``step_size``, ``step_size_tuner``, ``max_n_steps`` and
+        ``far_field_step_size_limit`` are its own, under the chain's names.
+    learned : Mixture or None
+        After the first fit: the random walk (``random_walk_probability``) or a trajectory.
+    rw_whitening : Whitening
+        The history's whitening: the random walk's metric, in which jumps are measured.
+    lengthscale, regularization : float
+        The surrogate's kernel lengthscale and regularization at its last fit.
+    precisions : ndarray, shape (d,) or None
+        ``surrogate="regression"``: the kernel's ``1/ℓ_j²``.
+    trend : PolynomialTrend or None
+        ``surrogate="regression"``: the surrogate's parametric part.
+    evaluated_points : ChainHistory or None
+        ``surrogate="regression"``: where the model was evaluated while adapting.
+    evaluated_values : list or None
+        ``surrogate="regression"``: the log densities there.
+    """
 
     hmc: SurrogateHMC | None = None
-    #: after the first fit: the random walk (``random_walk_probability``) or a trajectory
     learned: Mixture | None = None
+    lengthscale: float = math.nan
+    regularization: float = math.nan
+    evaluated_points: ChainHistory | None = None
+    evaluated_values: list | None = None
+    precisions: np.ndarray | None = None
+    trend: PolynomialTrend | None = None
+    # internal bookkeeping, not part of the public interface
     #: the tuning phase's mixtures with single-coordinate moves, before and after the first fit
     tuning_random_walk: Mixture | None = None
     tuning_learned: Mixture | None = None
-    lengthscale: float = math.nan
-    regularization: float = math.nan
     last_fit_iteration: int = 0
     next_selection_size: int = 0
     warm_started: bool = False  # the history began with the states of `history=`
     #: draws the momentum of iterations without one (random-walk moves) for the `energy` stat;
     #: a generator of its own, so that the draws do not depend on it
     energy_rng: np.random.Generator | None = None
-    evaluated_points: ChainHistory | None = None  # surrogate="regression": where the model was
-    evaluated_values: list | None = None  # evaluated while adapting, and its log densities
-    precisions: np.ndarray | None = None  # surrogate="regression": the kernel's 1/ℓ_j²
-    trend: PolynomialTrend | None = None  # surrogate="regression": its parametric part
 
     surrogate = _of_hmc("surrogate", "The fitted surrogate (None before the first fit).")
     whitening = _of_hmc("frame", "The surrogate's coordinates u = whitening.whiten(x).")
@@ -100,6 +124,8 @@ class KMCChain(ChainState):
 
 class _KMC(KernelStep):
     """Shared machinery of :class:`KMCLite` and :class:`KMCFinite`."""
+
+    chain: KMCChain
 
     progress_scale_stat = "step_size"
     progress_scale_label = "Step size"

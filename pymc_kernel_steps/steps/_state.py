@@ -75,18 +75,53 @@ class TuningData:
 
 @dataclass
 class ChainState:
-    """Everything that belongs to one chain; reset by ``setup_chain``.
+    """What one chain of a step learned and where it is: the step's public ``chain`` attribute.
 
-    Subclasses add their own fields (surrogate, adaptation state, ...).
+    ``step.chain`` holds the state of the chain the step ran last (``setup_chain`` resets it for
+    each chain; with parallel chains, that of the step in the process that ran it). Read it after
+    sampling to see what the chain learned; each step's subclass adds its own attributes
+    (:class:`KMCChain`, :class:`KAMHChain`, :class:`CKAMChain`, :class:`AdaptiveHMCChain`).
+    The attributes listed are the public interface, to read, not to write: writing to them is
+    not supported. The other fields are internal bookkeeping (the counters of the end-of-chain
+    warnings, the sums of the ``accept_rate`` stat, the current point, ...) and may change
+    without notice.
+
+    Attributes
+    ----------
+    history : ChainHistory
+        The states the chain visited since its tuning began (repeats after rejections
+        included, in the step's coordinates); with ``history=``, the warm start's states first.
+    iteration : int
+        Iterations the step made in this chain (tuning and draws).
+    total_iterations : int
+        The chain's tuning and draws together, as ``setup_chain`` was told.
+    start_scales : ndarray, shape (d,) or None
+        The frame of the first random-walk moves, the coordinate moves and the scouts: each
+        coordinate's conditional scale at the chain's start where it lies more than a factor
+        100 from 1 and the start is in the posterior's bulk, else 1
+        (:meth:`~pymc_kernel_steps.core.StartScales.frame`; None: not measured).
+    scout_iterations : int
+        The first iterations of tuning that belong to the scouts (0: no scouts).
+    scouts : Scouts or None
+        The scouts (``scouts=``), once they began.
+    random_walk : RandomWalk or None
+        The step's own random walk (steps that offer scouts), which restarts at the scale of
+        the scouts.
     """
 
+    # the public attributes (documented above)
     history: ChainHistory
     iteration: int = 0
+    total_iterations: int = 0
+    start_scales: np.ndarray | None = None
+    scout_iterations: int = 0
+    scouts: Scouts | None = None
+    random_walk: RandomWalk | None = None
+    # internal bookkeeping, not part of the public interface
     current_point: np.ndarray | None = None
     current_logp: float = math.nan
     outside_values: list[np.ndarray] = field(default_factory=list)
     adaptation_iteration: int = 0
-    total_iterations: int = 0
     rejection_run: int = 0
     accepted_moves: int = 0
     longest_rejection_run: int = 0
@@ -111,15 +146,6 @@ class ChainState:
     accept_count: int = 0
     #: the single-coordinate moves of the tuning phase (created at the first)
     coordinate: CoordinateWalk | None = None
-    #: the step's own random walk, which restarts at the scale of the scouts
-    random_walk: RandomWalk | None = None
-    scout_iterations: int = 0  # the first iterations of tuning that belong to the scouts
-    scouts: Scouts | None = None
-    #: the frame of the first random-walk moves, the coordinate moves and the scouts: each
-    #: coordinate's conditional scale at the chain's start where it lies more than a factor 100
-    #: from 1 and the start is in the posterior's bulk, else 1
-    #: (:meth:`~pymc_kernel_steps.core.StartScales.frame`; None: not measured)
-    start_scales: np.ndarray | None = None
     #: the other chains' tuning data (pooled tuning), learned from with the chain's own
     pooled: TuningData | None = None
 
@@ -159,5 +185,7 @@ class Transition:
 
 @dataclass_state
 class KernelStepState(StepMethodState):
+    """A step's sampling state as PyMC's ``sampling_state`` gets and sets it."""
+
     tune: bool
-    chain: Any
+    chain: ChainState

@@ -31,7 +31,7 @@ from .base import (
     require_positive,
 )
 
-__all__ = ["AdaptiveHMC"]
+__all__ = ["AdaptiveHMC", "AdaptiveHMCChain"]
 
 #: mass-matrix estimates at these fractions of the tuning phase (each from the draws since the
 #: previous one, the first from the second half of the draws before it)
@@ -44,14 +44,31 @@ UNTUNED_WINDOW = 10
 
 @dataclass
 class AdaptiveHMCChain(ChainState):
-    """Per-chain state of :class:`AdaptiveHMC`."""
+    """What a chain of :class:`~pymc_kernel_steps.AdaptiveHMC` learned: its ``step.chain``.
 
-    hamiltonian: HamiltonianState | None = None
+    The public attributes of :class:`ChainState` and these; the other fields are internal.
+
+    Attributes
+    ----------
+    inv_mass : ndarray, shape (d,)
+        The diagonal inverse mass matrix.
+    step_size : float
+        The step size ``ε`` of the trajectories.
+    max_n_steps : int
+        ``L``: the trajectories take ``L_r ~ U{1..L}`` steps.
+    reference_step_size : float
+        The step size ``ε₀`` the search box of ``(ε, L)`` is centred on.
+    tuner : WindowedTuner or None
+        The Bayesian-optimisation tuner of ``(ε, L)`` (its box, windows and observations).
+    """
+
     inv_mass: np.ndarray | None = None
-    reference_step_size: float = math.nan
     step_size: float = math.nan
     max_n_steps: int = 0
+    reference_step_size: float = math.nan
     tuner: WindowedTuner | None = None
+    # internal bookkeeping, not part of the public interface
+    hamiltonian: HamiltonianState | None = None
     earlier_windows: int = 0
     mass_updates: tuple[int, ...] = ()
     last_mass_update: int = 0
@@ -174,6 +191,7 @@ class AdaptiveHMC(KernelStep, withheld=("scouts",)):
     """
 
     name = "adaptive_hmc"
+    chain: AdaptiveHMCChain
     divergence_advice = (
         "Their energy error was non-finite or large: the step size was too long where they "
         "were. PyMC's advice to 'Increase `target_accept`' is NUTS's: AdaptiveHMC has no "

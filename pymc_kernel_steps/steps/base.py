@@ -98,7 +98,15 @@ class KernelStep(StartScales, PooledTuning, ArrayStepShared):
         to 1 (none); the scouts take ``SCOUT_LENGTH`` iterations each and are also skipped
         when the step does not sample every free variable. A step that offers them keeps its
         own random walk in ``chain.random_walk``, which restarts at the scouts' scale.
+
+    Attributes
+    ----------
+    chain : ChainState
+        What the chain the step ran last learned (its history, start scales, scouts and the
+        step's own, documented by the step's subclass of :class:`ChainState`); read-only.
     """
+
+    chain: ChainState
 
     name = "kernel_step"
     default_blocked = True

@@ -39,7 +39,7 @@ from ._tuning import SCALE_RANGE
 from ._validation import require_bool, require_fraction, require_int, require_real
 from .base import ChainState, KernelStep
 
-__all__ = ["CKAM", "default_cycle_length", "sampling_phase"]
+__all__ = ["CKAM", "CKAMChain", "default_cycle_length", "sampling_phase"]
 
 #: default number of cycles per chain when ``cycle_length`` is not given
 _CYCLES_PER_CHAIN = 20
@@ -53,32 +53,58 @@ _JUMP_KINDS = (BlindJump.kind, ModeHop.kind)
 
 @dataclass
 class CKAMChain(ChainState):
-    """Per-chain state of :class:`CKAM`: position in the cycle, the exploration moves and their
-    adaptation, the frozen sampling moves.
+    """What a chain of :class:`~pymc_kernel_steps.CKAM` learned and where it is in its cycle:
+    its ``step.chain``.
 
     The exploration phase is the random walk (``random_walk``) until the cycle's history is
     long enough, then the repeating pattern ``exploration`` of the KAM move, blind jumps and
     mode hops; the sampling phase is the mixture ``sampling`` of a mode hop on the frozen
-    archive, a blind jump and the cosine walk.
+    archive, a blind jump and the cosine walk. The public attributes of :class:`ChainState`
+    and these; the other fields are internal.
+
+    Attributes
+    ----------
+    cycle_length, n_explore : int
+        ``T_c`` and the exploration phase's length ``K`` of each cycle.
+    cycle : int
+        The current cycle (0-based).
+    position : int
+        ``mod(t − 1, T_c)``: the 0-based position in the cycle of the *next* iteration.
+    kam : KAMMove or None
+        The exploration's KAM move (its sub-sample, ``ν²`` and ``γ``).
+    jump, hop : BlindJump, ModeHop or None
+        The exploration's blind jump (``S = (2.38²/d) Cov(whole history)``, refreshed each
+        cycle) and mode hop.
+    exploration : Cycle or None
+        The exploration's repeating pattern of moves.
+    sampling_hop, sampling_jump, walk : ModeHop, BlindJump, CosineWalk or None
+        The sampling phase's moves, frozen at the phase change: a mode hop on the history up to
+        it, the blind jump with the cycle's ``S``, and the walk ``N(x, ν_k² Σ)``.
+    sampling : Mixture or None
+        Their mixture.
+    nu_exp, nu0 : float
+        The exploration's final scale ``ν`` and the cosine schedule's ``ν₀`` (see
+        :func:`~pymc_kernel_steps.core.ckam_sampling_scale`).
     """
 
     cycle_length: int = 0
     n_explore: int = 0
     cycle: int = 0
-    position: int = 0  # k = mod(t − 1, T_c), 0-based position of the *next* iteration
-    cycle_start: int = 0  # index in ``history`` of the first point of the current cycle
-    kam_moves: int = 0  # KAM moves made in this cycle
+    position: int = 0
     kam: KAMMove | None = None
-    previous_n: int = 0  # sub-sample size at the end of the previous cycle's exploration
-    jump: BlindJump | None = None  # S: (2.38²/d) Cov(whole history), refreshed each cycle
+    jump: BlindJump | None = None
     hop: ModeHop | None = None
     exploration: Cycle | None = None
-    sampling_hop: ModeHop | None = None  # on the history up to the phase change
-    sampling_jump: BlindJump | None = None  # with the S of the cycle (frozen likewise)
-    walk: CosineWalk | None = None  # N(x, ν_k² Σ), Σ frozen at the phase change
+    sampling_hop: ModeHop | None = None
+    sampling_jump: BlindJump | None = None
+    walk: CosineWalk | None = None
     sampling: Mixture | None = None
     nu_exp: float = math.nan
     nu0: float = math.nan
+    # internal bookkeeping, not part of the public interface
+    cycle_start: int = 0  # index in ``history`` of the first point of the current cycle
+    kam_moves: int = 0  # KAM moves made in this cycle
+    previous_n: int = 0  # sub-sample size at the end of the previous cycle's exploration
 
 
 @dataclass(frozen=True)
@@ -236,6 +262,7 @@ class CKAM(KAMStep, withheld=("adapt_after_tuning", "scouts")):
     """
 
     name = "ckam"
+    chain: CKAMChain
     progress_scale_stat = "scale"
     progress_scale_label = "Scale"
 

@@ -19,7 +19,7 @@ from ._tuning import SCALE_RANGE, min_accepted_moves
 from ._validation import require_positive
 from .base import ChainState, KernelStep
 
-__all__ = ["KAMH", "AdaptiveMetropolis"]
+__all__ = ["KAMH", "KAMHChain", "AdaptiveMetropolis"]
 
 #: below this trace of MᵀHM the kernel's features vanish at the state: it sets no scale for ν²
 _MIN_TRACE = 1e-12
@@ -36,18 +36,39 @@ CANDIDATE_SEARCH_SHARE = 1.0
 
 @dataclass
 class KAMHChain(ChainState):
-    """Per-chain state of :class:`KAMH`."""
+    """What a chain of :class:`~pymc_kernel_steps.KAMH` (or
+    :class:`~pymc_kernel_steps.AdaptiveMetropolis`) learned: its ``step.chain``.
 
-    kam: KAMMove | None = None  # the KAMH phase's proposal (random walk before its first fit)
+    The public attributes of :class:`ChainState` and these; the other fields are internal.
+
+    Attributes
+    ----------
+    kam : KAMMove or None
+        The KAMH phase's proposal (a random walk before its first fit): sub-sample, kernel,
+        ``ν²`` and ``γ``.
+    whitening : Whitening or None
+        With ``whiten``, the KAM move acts on ``whitening.whiten(x)``.
+    candidates : list of kernels or None
+        The kernels tried during tuning (default kernel only; None: a fixed kernel).
+    candidate : int
+        The index in ``candidates`` of the kernel in use.
+    candidate_nu2_scales : list of RobbinsMonroScale or None
+        One Robbins–Monro ``ν²`` per candidate kernel.
+    candidate_jumps, candidate_counts : ndarray or None
+        Per candidate: the moving average of ``α ‖u* − u‖²`` and the moves it made.
+    """
+
+    kam: KAMMove | None = None
+    whitening: Whitening | None = None
+    candidates: list | None = None
+    candidate: int = 0
+    candidate_nu2_scales: list | None = None
+    candidate_jumps: np.ndarray | None = None
+    candidate_counts: np.ndarray | None = None
+    # internal bookkeeping, not part of the public interface
     #: the tuning phase's mixtures of single-coordinate moves and the random walk, or KAM
     tuning_random_walk: Mixture | None = None
     tuning_kam: Mixture | None = None
-    whitening: Whitening | None = None  # with whiten, the KAM move acts on whitening.whiten(x)
-    candidates: list | None = None  # kernels tried during tuning (default kernel only)
-    candidate_nu2_scales: list | None = None  # one Robbins–Monro ν² per candidate kernel
-    candidate_jumps: np.ndarray | None = None  # moving average of α ‖u* − u‖² per candidate
-    candidate_counts: np.ndarray | None = None
-    candidate: int = 0  # the candidate in use
     candidate_frozen: bool = False
 
 
@@ -129,6 +150,7 @@ class KAMH(KAMStep):
     """
 
     name = "kamh"
+    chain: KAMHChain
     #: pooled tuning: the other chains' states enter the sub-sample the kernel is learned from
     pools_tuning_data = True
     #: coordinate-wise tuning moves after the learned proposal starts (fewer than KMC's: on the

@@ -34,16 +34,15 @@ def kmc_class(request):
     return request.param
 
 
-def _frozen_step(cls, model, history, seed=0, **kwargs):
-    """A step whose surrogate is fitted to ``history`` (fixed ℓ, λ) and then frozen."""
+def _frozen_step(cls, model, history, seed=0, draws=1, freeze=True, **kwargs):
+    """A step warm-started on ``history`` (``history=``: its surrogate fitted to it with fixed
+    ℓ, λ before the first iteration) and then frozen, for a chain of ``draws`` iterations."""
     kwargs = {"lengthscale": 2.0, "regularization": 1.0, **kwargs}
     with model:
-        step = cls(**kwargs)
-    step.setup_chain(np.random.default_rng(seed), tune=1, draws=1)
-    for point in history:
-        step.chain.history.append(point)
-    step._fit(history[-1], select=True)
-    step.stop_tuning()
+        step = cls(history=history, **kwargs)
+    step.setup_chain(np.random.default_rng(seed), tune=1, draws=draws)
+    if freeze:
+        step.stop_tuning()
     return step
 
 
@@ -127,9 +126,10 @@ def test_diverging_marks_non_finite_trajectories_and_unevaluated_proposals(kmc_c
     def degenerate(*args):  # a trajectory that blew up: rejected without evaluating
         return np.full(step.dim, np.nan), np.full(step.dim, np.nan)
 
-    step.chain.surrogate.trajectory = degenerate
-    step.chain.learned.set_weights([0.0, 1.0])  # trajectories only
+    step = _frozen_step(kmc_class, model, history, random_walk_probability=0.0)
+    step.chain.surrogate.trajectory = degenerate  # trajectories only, all of them blown up
     point, (stats,) = step.step(point)
+    point, (stats,) = step.step(point)  # (the first iteration evaluates the starting point)
     assert stats["diverging"] and stats["logp_evals"] == 0
 
 
@@ -144,8 +144,8 @@ def test_aborted_trajectories_are_counted_apart_and_warned_of_when_they_dominate
     rng = np.random.default_rng(5)
     history = rng.multivariate_normal(CORRELATED_MEAN, CORRELATED_COV, size=300)
     step = _frozen_step(
-        kmc_class, correlated_gaussian_model(), history, random_walk_probability=0.0
-    )
+        kmc_class, correlated_gaussian_model(), history, draws=199, random_walk_probability=0.0
+    )  # a chain of 200 iterations, for the end-of-chain warning
     trajectory, calls = step.chain.surrogate.trajectory, {"n": 0}
 
     def sometimes_aborted(*args):
@@ -155,15 +155,16 @@ def test_aborted_trajectories_are_counted_apart_and_warned_of_when_they_dominate
         return trajectory(*args)
 
     step.chain.surrogate.trajectory = sometimes_aborted
-    step.chain.total_iterations = step.chain.iteration + 200
-    point, warnings = {"x": CORRELATED_MEAN.copy()}, []
+    point, warnings, diverging = {"x": CORRELATED_MEAN.copy()}, [], 0
     for i in range(200):
         point, (stats,) = step.step(point)
         if stats["diverging"] and i > 0:  # the first iteration evaluates the starting point
             assert stats["logp_evals"] == 0
+        diverging += stats["diverging"]
         warnings.append(stats["warning"])
-    assert step.chain.degenerate_proposals == 0
-    assert step.chain.aborted_trajectories == 200 // abort_every
+    assert diverging == 200 // abort_every
+    # counted apart: not as degenerate proposals (whose warning would say so)
+    assert warnings[-1] is None or "degenerate" not in warnings[-1].message
     assert all(w is None for w in warnings[:-1])
     if warned:
         assert "200 of 200 surrogate trajectories diverged" in warnings[-1].message
@@ -294,9 +295,13 @@ def test_stability_check_leaves_a_stable_step_size_and_the_random_stream_alone(k
     generator: the chain's random stream is the same with and without it."""
     rng = np.random.default_rng(14)
     history = rng.multivariate_normal(CORRELATED_MEAN, CORRELATED_COV, size=300)
-    step = _frozen_step(kmc_class, correlated_gaussian_model(), history, step_size=0.3)
+    step = _frozen_step(
+        kmc_class, correlated_gaussian_model(), history, step_size=0.3, freeze=False
+    )
+    recent = step.chain.history.points[150:]  # the states the check starts from
+    assert step.chain.hmc.stable_step_size(0.3, recent, threshold=0.5) == 0.3
     state = copy.deepcopy(step.rng.bit_generator.state)
-    assert step._stable_step_size(0.3) == 0.3
+    step.stop_tuning()  # which checks the tuned step size
     assert step.rng.bit_generator.state == state
 
 
@@ -311,26 +316,26 @@ def test_no_trajectory_runs_past_the_far_field_stability_limit(kmc_class):
     rng = np.random.default_rng(15)
     history = rng.multivariate_normal(CORRELATED_MEAN, CORRELATED_COV, size=300)
     model = correlated_gaussian_model()
-    step = _frozen_step(kmc_class, model, history, random_walk_probability=0.0)
-    chain = step.chain
-    limit = step._far_field_step_size_limit()
-    expected = 0.9 * 2.0 / np.sqrt(np.max(chain.inv_mass) * chain.confinement.stiffness)
+    # in the model's coordinates (whiten=False), where the warm start fits what the test was
+    # written for: the surrogate of the states as they are
+    step = _frozen_step(kmc_class, model, history, random_walk_probability=0.0, whiten=False)
+    limit = step.chain.far_field_step_size_limit
+    hmc = copy.deepcopy(step.chain.hmc)  # the frozen move, out of the step
+    expected = 0.9 * 2.0 / np.sqrt(np.max(hmc.inv_mass) * hmc.confinement.stiffness)
     assert limit == pytest.approx(expected)
-    chain.step_size = 20.0 * limit  # as a tuner that drifted past it
-    aborted = 0
+    hmc.step_size = 20.0 * limit  # as a tuner that drifted past it
+    aborted, proposals = 0, np.random.default_rng(16)
     for _ in range(50):
-        proposal = chain.hmc.propose(step.rng, history[-1])
+        proposal = hmc.propose(proposals, history[-1])
         assert proposal.extra.step_size <= limit
-        u = chain.whitening.whiten(proposal.x)
+        u = hmc.frame.whiten(proposal.x)
         if not np.all(np.isfinite(u)):
             aborted += 1
             continue
-        assert np.sqrt(u @ u) <= chain.confinement.abort_radius
+        assert np.sqrt(u @ u) <= hmc.confinement.abort_radius
     assert aborted <= 10  # at 1.2× the limit every trajectory grows geometrically: 50 of 50
-    with correlated_gaussian_model():
-        unconfined = type(step)(confine=False)
-    unconfined.setup_chain(np.random.default_rng(0), tune=1, draws=1)
-    assert unconfined._far_field_step_size_limit() == np.inf
+    unconfined = _frozen_step(kmc_class, model, history, confine=False)
+    assert unconfined.chain.far_field_step_size_limit == np.inf
 
 
 def test_adapt_after_tuning_keeps_refitting():
@@ -347,10 +352,17 @@ def test_finite_updates_online_during_tuning():
     model = correlated_gaussian_model()
     with model:
         step = KMCFinite(min_history=50, n_features=50)
-        pm.sample(step=step, tune=200, draws=10, chains=1, cores=1, random_seed=8, **QUIET)
+        idata = pm.sample(
+            step=step, tune=200, draws=10, chains=1, cores=1, random_seed=8,
+            discard_tuned_samples=False, **QUIET,
+        )  # fmt: skip
     # the batch fit at the last selection used the recent half of the history; every tuning
-    # state since entered online
-    selected_at = step.chain.next_selection_size // 2
+    # state since entered online. The first fit (the first `refit`) selects, and each selection
+    # the next when the history has doubled.
+    stats = idata.warmup_sample_stats
+    selected_at = int(stats.n_history.values[0][np.argmax(stats.refit.values[0])])
+    while 2 * selected_at <= 200:
+        selected_at *= 2
     assert step.chain.surrogate.n_points == 200 - selected_at // 2
 
 

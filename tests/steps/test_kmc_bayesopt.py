@@ -52,7 +52,7 @@ def test_trajectories_tuned_in_the_box_then_frozen(kmc_class):
     assert step.chain.max_n_steps == best_n_steps
     frozen_step_size = float(post.step_size.values[0][frozen][0])
     assert frozen_step_size <= best_step_size
-    assert frozen_step_size <= step._far_field_step_size_limit()
+    assert frozen_step_size <= step.chain.far_field_step_size_limit
 
 
 @pytest.mark.slow

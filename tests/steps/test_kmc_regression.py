@@ -7,6 +7,8 @@ MCSE z-tests), what is recorded and when, relevance determination through pm.sam
 
 from __future__ import annotations
 
+import copy
+
 import arviz as az
 import numpy as np
 import pymc as pm
@@ -28,18 +30,14 @@ QUIET = dict(progressbar=False, compute_convergence_checks=False)
 
 
 def _frozen_regression_step(model, points, values=None, seed=0, **kwargs):
-    """A step whose regression surrogate is fitted to log densities at ``points`` and then
-    frozen: the model's (evaluated through the step, as while tuning), or ``values``."""
+    """A step warm-started on ``points`` (``history=``: its regression surrogate fitted to log
+    densities there, the model's or ``values``) and then frozen."""
+    if values is None:
+        logp = model.compile_logp()
+        values = np.array([logp({"x": point}) for point in points])
     with model:
-        step = KMCLite(surrogate="regression", **kwargs)
+        step = KMCLite(surrogate="regression", history=_idata(points, values), **kwargs)
     step.setup_chain(np.random.default_rng(seed), tune=1, draws=1)
-    for i, point in enumerate(points):
-        step.chain.history.append(point)
-        if values is None:
-            step._evaluate_logp(point)
-        else:
-            step._on_evaluation(point, values[i])
-    step._fit(points[-1], select=True)
     step.stop_tuning()
     return step
 
@@ -99,15 +97,8 @@ def test_the_gaussian_term_is_fitted_to_the_evaluations_not_to_the_history():
     rng = np.random.default_rng(9)
     chol = np.linalg.cholesky(CORRELATED_COV)
     points = CORRELATED_MEAN + 0.2 * rng.standard_normal((300, 4)) @ chol.T
-    with correlated_gaussian_model():
-        step = KMCLite(surrogate="regression")
-    step.setup_chain(np.random.default_rng(0), tune=1, draws=1)
+    step = _frozen_regression_step(correlated_gaussian_model(), points)
     chain = step.chain
-    chain.accepted_moves = len(points)  # as after a tuning phase: the history's frame is used
-    for point in points:
-        chain.history.append(point)
-        step._evaluate_logp(point)
-    step._fit(points[-1], select=True)
     history_cov = chain.rw_whitening.chol @ chain.rw_whitening.chol.T
     frame_cov = chain.whitening.chol @ chain.whitening.chol.T
     assert np.max(np.linalg.eigvalsh(np.linalg.solve(history_cov, CORRELATED_COV))) > 15
@@ -128,16 +119,17 @@ def test_step_sizes_stay_stable_on_the_gaussian_term_far_from_the_data():
     rng = np.random.default_rng(4)
     points = rng.multivariate_normal(CORRELATED_MEAN, CORRELATED_COV, size=300)
     step = _frozen_regression_step(correlated_gaussian_model(), points, random_walk_probability=0.0)
-    chain = step.chain
-    limit = step._far_field_step_size_limit()
-    curvature = 1.0 + chain.confinement.stiffness
-    assert limit == pytest.approx(0.9 * 2.0 / np.sqrt(np.max(chain.inv_mass) * curvature))
-    chain.step_size = 20.0 * limit
+    limit = step.chain.far_field_step_size_limit
+    hmc = copy.deepcopy(step.chain.hmc)  # the frozen move, out of the step
+    curvature = 1.0 + hmc.confinement.stiffness
+    assert limit == pytest.approx(0.9 * 2.0 / np.sqrt(np.max(hmc.inv_mass) * curvature))
+    hmc.step_size = 20.0 * limit
+    proposals = np.random.default_rng(5)
     for _ in range(50):
-        proposal = chain.hmc.propose(step.rng, points[-1])
+        proposal = hmc.propose(proposals, points[-1])
         assert proposal.extra.step_size <= limit
-        u = chain.whitening.whiten(proposal.x)
-        assert np.sqrt(u @ u) < 10.0 * chain.confinement.radius  # bounded; at 1.2× the limit: 10¹³
+        u = hmc.frame.whiten(proposal.x)
+        assert np.sqrt(u @ u) < 10.0 * hmc.confinement.radius  # bounded; at 1.2× the limit: 10¹³
 
 
 @pytest.mark.slow
