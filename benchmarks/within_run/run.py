@@ -42,6 +42,7 @@ import numpy as np
 import pymc as pm
 
 import pymc_kernel_steps as pks
+from pymc_kernel_steps.bench._util import sample_quietly
 from pymc_kernel_steps.bench.targets import TARGETS, counting_ops
 from pymc_kernel_steps.diagnostics import (
     SamplerRun,
@@ -110,17 +111,7 @@ def run_one(target, sampler: Sampler, seed, args) -> dict:
         for op in ops:
             op.reset()
         start = time.perf_counter()
-        idata = pm.sample(
-            tune=args.tune,
-            draws=args.draws,
-            chains=args.chains,
-            cores=1,
-            step=step,
-            random_seed=seed,
-            progressbar=False,
-            discard_tuned_samples=False,
-            compute_convergence_checks=False,
-        )
+        idata = sample_quietly(model, step, args.tune, args.draws, args.chains, seed)
         seconds = time.perf_counter() - start
     iterations = args.chains * (args.tune + args.draws)
     stat_count = count_evaluations(idata, sampler.kind)
