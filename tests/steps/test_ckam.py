@@ -188,11 +188,10 @@ def test_sampling_phase_detailed_balance_with_fixed_scale_and_sigma():
     np.testing.assert_allclose(np.cov(white.T), np.eye(4), atol=0.1)
 
 
-def _sampling_mixture_logpdf(mixture, hop, jump, walk, archive, x, y, rho_grid=2001):
-    """log q(y | x) of the whole sampling-phase mixture, written out from its definition: the
-    cosine random walk, the mode hop over every ordered pair of the frozen archive, the blind
-    jump integrated over its log-uniform ρ."""
-    p_hop, p_jump, p_walk = mixture.weights
+def _sampling_component_logpdfs(mixture, hop, jump, walk, archive, x, y, rho_grid=2001):
+    """log q(y | x) of each sampling-phase component (walk, hop, jump), written out from its
+    definition: the cosine random walk, the mode hop over every ordered pair of the frozen
+    archive, the blind jump integrated over its log-uniform ρ."""
     walk_term = gaussian_logpdf(y, x, walk.scale * walk.chol)
     n, d = archive.shape
     shifts = (archive[:, None, :] - archive[None, :, :])[~np.eye(n, dtype=bool)]
@@ -208,12 +207,19 @@ def _sampling_mixture_logpdf(mixture, hop, jump, walk, archive, x, y, rho_grid=2
     rhos = jump.jump_scale**u  # ρ = 1 · (jump_scale / 1)^U
     jump_term = [gaussian_logpdf(y, x, rho * jump.chol) for rho in rhos]
     jump_term = float(np.logaddexp.reduce(jump_term) - math.log(rho_grid))
+    return {"cosine_walk": walk_term, "mode_hop": hop_term, "blind_jump": jump_term}
+
+
+def _sampling_mixture_logpdf(mixture, hop, jump, walk, archive, x, y):
+    """log q(y | x) of the whole sampling-phase mixture."""
+    terms = _sampling_component_logpdfs(mixture, hop, jump, walk, archive, x, y)
+    p_hop, p_jump, p_walk = mixture.weights
     return float(
         np.logaddexp.reduce(
             [
-                math.log(p_walk) + walk_term,
-                math.log(p_hop) + hop_term,
-                math.log(p_jump) + jump_term,
+                math.log(p_walk) + terms["cosine_walk"],
+                math.log(p_hop) + terms["mode_hop"],
+                math.log(p_jump) + terms["blind_jump"],
             ]
         )
     )
@@ -244,6 +250,14 @@ def test_sampling_phase_mixture_is_symmetric_and_proposes_what_it_says():
             backward = _sampling_mixture_logpdf(mixture, hop, jump, walk, archive, y, x)
             assert math.isfinite(forward)
             np.testing.assert_allclose(backward - forward, log_correction, atol=1e-9)
+        if i < 300 and proposal.kind != "cosine_walk":
+            # and each component on its own: the mixture's density above is dominated by the
+            # broad walk, which would hide an asymmetric hop or jump
+            forward = _sampling_component_logpdfs(mixture, hop, jump, walk, archive, x, y)
+            backward = _sampling_component_logpdfs(mixture, hop, jump, walk, archive, y, x)
+            kind = proposal.kind
+            assert math.isfinite(forward[kind])
+            np.testing.assert_allclose(backward[kind], forward[kind], atol=1e-9)
     assert hop.archive_size == 40 and hop.size == 40
     for move, p in (("mode_hop", mixture.weights[0]), ("blind_jump", mixture.weights[1])):
         assert abs(moves[move] / 4000 - p) < 4 * math.sqrt(p * (1 - p) / 4000), moves
@@ -258,6 +272,27 @@ def test_sampling_phase_mixture_is_symmetric_and_proposes_what_it_says():
             nearest = np.min(np.linalg.norm(proposal.x - x - shifts, axis=1))
             assert nearest < 6 * SAMPLING_GAMMA * math.sqrt(4)
     assert hops > 10
+
+
+def test_sampling_phase_hops_and_jumps_draw_from_the_densities_above():
+    """The hop lands at x ± (z_a − z_b) plus N(0, γ² I) noise and the jump at x + ρ S^{1/2} ξ
+    with ξ standard normal: the densities the symmetry test writes out are the ones sampled."""
+    rng = np.random.default_rng(6)
+    archive = np.array([CORRELATED_MEAN, CORRELATED_MEAN + [10.0, -10.0, 10.0, -10.0]])
+    jump_chol = np.linalg.cholesky(CORRELATED_COV)
+    _, hop, jump, _ = _sampling_mixture(archive, jump_chol, jump_chol)
+    shift = archive[1] - archive[0]
+    x = CORRELATED_MEAN.copy()
+    noise, steps = [], []
+    for _ in range(2000):
+        increment = hop.propose(rng, x).x - x
+        nearest = min((increment - shift, increment + shift), key=np.linalg.norm)
+        noise.append(nearest / SAMPLING_GAMMA)
+        proposal = jump.propose(rng, x)
+        steps.append(np.linalg.solve(jump_chol, proposal.x - x) / proposal.extra)
+    for white in (np.array(noise), np.array(steps)):
+        for column in white.T:
+            assert stats.kstest(column, "norm").pvalue > 1e-3
 
 
 def test_sampling_phase_move_leaves_the_target_invariant():
