@@ -13,7 +13,8 @@ import pytensor.tensor as pt
 import pytest
 from scipy import stats
 
-from pymc_kernel_steps.core import gaussian_logpdf
+from pymc_kernel_steps.core import ChainHistory, gaussian_logpdf
+from pymc_kernel_steps.core.moves import BlindJump, CosineWalk, Mixture, ModeHop
 from pymc_kernel_steps.core.schedules import ckam_sampling_scale
 from pymc_kernel_steps.steps.ckam import CKAM, sampling_phase
 
@@ -68,6 +69,14 @@ def test_sampling_scales_follow_the_cosine_schedule_and_start_at_nu_exp():
     if step.whiten:
         kam = chain.kam.whitening.chol @ kam @ chain.kam.whitening.chol.T
     np.testing.assert_allclose(chain.nu_exp**2 * sigma, kam, rtol=1e-10, atol=1e-12)
+    # the sampling phase is the mixture of the mode hop on the archive frozen here, the blind
+    # jump with this cycle's S and the cosine walk (its exactness: the tests below)
+    assert chain.sampling.moves == [chain.sampling_hop, chain.sampling_jump, chain.walk]
+    rest = 1.0 - step.sampling_hops - step.sampling_jumps
+    assert chain.sampling.weights == [step.sampling_hops, step.sampling_jumps, rest]
+    assert chain.sampling_hop.archive_size == len(chain.history) >= 2
+    assert chain.sampling_hop.noise_scale == chain.kam.gamma_abs
+    assert chain.sampling_jump.chol is chain.jump.chol is not None
 
     nu0 = chain.nu0
     current = {"x": x}
@@ -106,30 +115,64 @@ def test_default_cycle_length_follows_tune_and_draws():
 
 
 # ---------------------------------------------------------------- exactness of the sampling phase
-def _step_in_sampling_phase(position_offset=20):
-    model = correlated_gaussian_model()
-    with model:
-        step = CKAM(cycle_length=150, rng=3)
-    _run_step(step, model.initial_point(), step.chain.n_explore)
-    step.chain.position += position_offset
-    return model, step
+# The sampling phase proposes from the step's `sampling` mixture (a mode hop on the archive frozen
+# at the phase change, a blind jump, the cosine walk; see the first test for the step's wiring).
+# Its exactness is checked on that mixture built from the core moves with explicit, known states.
+SAMPLING_GAMMA = 0.3  # the mode hop's noise γ
+SAMPLING_NU = 0.9  # the cosine walk's ν_k, fixed within one transition
+
+
+def _sampling_mixture(archive, walk_chol, jump_chol, history=None):
+    """The sampling-phase mixture of a default CKAM step on an explicit archive, ``Σ`` and ``S``:
+    returns it with its mode hop, blind jump and cosine walk."""
+    with correlated_gaussian_model():
+        defaults = CKAM()
+    archive = np.asarray(archive, dtype=float)
+    if history is None:
+        history = ChainHistory(archive.shape[1])
+    for z in archive:
+        history.append(z)
+    hop = ModeHop(history, archive_size=len(archive))
+    hop.noise_scale = SAMPLING_GAMMA
+    jump = BlindJump(defaults.jump_scale, chol=jump_chol)
+    walk = CosineWalk()
+    walk.scale, walk.chol = SAMPLING_NU, walk_chol
+    p_hop, p_jump = defaults.sampling_hops, defaults.sampling_jumps
+    mixture = Mixture([(hop, p_hop), (jump, p_jump), (walk, 1.0 - p_hop - p_jump)])
+    return mixture, hop, jump, walk
+
+
+def _metropolis(move, logp, x, rng):
+    """One Metropolis–Hastings transition with ``move``'s proposal and correction."""
+    proposal = move.propose(rng, x)
+    log_ratio = logp(proposal.x) - logp(x) + proposal.log_correction
+    if math.log(rng.uniform()) < log_ratio:
+        return proposal.x, True
+    return x, False
+
+
+def _correlated_archive(rng, size=40):
+    return rng.multivariate_normal(CORRELATED_MEAN, CORRELATED_COV, size=size)
+
+
+def _jump_chol(points):
+    return np.linalg.cholesky(np.cov(points.T) * (2.38**2 / points.shape[1]))
 
 
 def test_sampling_phase_detailed_balance_with_fixed_scale_and_sigma():
     """log r(x → y) = −log r(y → x) for N(x, ν² Σ) and the proposal is that Gaussian."""
-    _, step = _step_in_sampling_phase()
-    chain = step.chain
-    position = chain.position
-    nu = ckam_sampling_scale(position, chain.cycle_length, chain.nu0)
-    chol = nu * chain.walk.chol
-    logp = stats.multivariate_normal(CORRELATED_MEAN, CORRELATED_COV).logpdf
     rng = np.random.default_rng(0)
+    archive = _correlated_archive(rng)
+    walk_chol = np.linalg.cholesky(CORRELATED_COV)
+    mixture, _, _, walk = _sampling_mixture(archive, walk_chol, _jump_chol(archive))
+    chol = SAMPLING_NU * walk_chol
+    logp = stats.multivariate_normal(CORRELATED_MEAN, CORRELATED_COV).logpdf
     increments = []
     for _ in range(3000):
         x = rng.multivariate_normal(CORRELATED_MEAN, CORRELATED_COV)
-        proposal, where = step._propose(x)
+        proposal = mixture.propose(rng, x)
         y, log_correction = proposal.x, proposal.log_correction
-        assert chain.position == position and where.scale == nu
+        assert walk.scale == SAMPLING_NU  # proposing leaves the frozen scale alone
         forward = logp(y) - logp(x) + log_correction
         frozen = logp(y) - logp(x) + gaussian_logpdf(x, y, chol) - gaussian_logpdf(y, x, chol)
         backward = logp(x) - logp(y) + gaussian_logpdf(y, x, chol) - gaussian_logpdf(x, y, chol)
@@ -142,34 +185,42 @@ def test_sampling_phase_detailed_balance_with_fixed_scale_and_sigma():
     white = np.linalg.solve(chol, np.array(increments).T).T
     for column in white.T:
         assert stats.kstest(column, "norm").pvalue > 1e-3
-    np.testing.assert_allclose(np.cov(white.T), np.eye(step.dim), atol=0.1)
+    np.testing.assert_allclose(np.cov(white.T), np.eye(4), atol=0.1)
 
 
-def _sampling_mixture_logpdf(step, x, y, rho_grid=2001):
-    """log q(y | x) of the whole sampling-phase mixture, written out from its definition: the
-    cosine random walk, the mode hop over every ordered pair of the frozen archive, the blind
-    jump integrated over its log-uniform ρ."""
-    chain = step.chain
-    p_hop, p_jump = step.sampling_hops, step.sampling_jumps
-    nu = ckam_sampling_scale(chain.position, chain.cycle_length, chain.nu0)
-    walk = gaussian_logpdf(y, x, nu * chain.walk.chol)
-    archive = chain.history.points[: chain.sampling_hop.archive_size]
+def _sampling_component_logpdfs(mixture, hop, jump, walk, archive, x, y, rho_grid=2001):
+    """log q(y | x) of each sampling-phase component (walk, hop, jump), written out from its
+    definition: the cosine random walk, the mode hop over every ordered pair of the frozen
+    archive, the blind jump integrated over its log-uniform ρ."""
+    walk_term = gaussian_logpdf(y, x, walk.scale * walk.chol)
     n, d = archive.shape
     shifts = (archive[:, None, :] - archive[None, :, :])[~np.eye(n, dtype=bool)]
     delta = y - x - shifts
-    hop = (
-        -0.5 * np.sum(delta**2, axis=1) / chain.kam.gamma_abs**2
-        - d * math.log(chain.kam.gamma_abs)
+    gamma = SAMPLING_GAMMA
+    hop_term = (
+        -0.5 * np.sum(delta**2, axis=1) / gamma**2
+        - d * math.log(gamma)
         - 0.5 * d * math.log(2 * math.pi)
     )
-    hop = float(np.logaddexp.reduce(hop) - math.log(len(shifts)))
+    hop_term = float(np.logaddexp.reduce(hop_term) - math.log(len(shifts)))
     u = (np.arange(rho_grid) + 0.5) / rho_grid
-    rhos = step.jump_scale**u  # ρ = 1 · (jump_scale / 1)^U
-    jump = [gaussian_logpdf(y, x, rho * chain.sampling_jump.chol) for rho in rhos]
-    jump = float(np.logaddexp.reduce(jump) - math.log(rho_grid))
+    rhos = jump.jump_scale**u  # ρ = 1 · (jump_scale / 1)^U
+    jump_term = [gaussian_logpdf(y, x, rho * jump.chol) for rho in rhos]
+    jump_term = float(np.logaddexp.reduce(jump_term) - math.log(rho_grid))
+    return {"cosine_walk": walk_term, "mode_hop": hop_term, "blind_jump": jump_term}
+
+
+def _sampling_mixture_logpdf(mixture, hop, jump, walk, archive, x, y):
+    """log q(y | x) of the whole sampling-phase mixture."""
+    terms = _sampling_component_logpdfs(mixture, hop, jump, walk, archive, x, y)
+    p_hop, p_jump, p_walk = mixture.weights
     return float(
         np.logaddexp.reduce(
-            [math.log1p(-p_hop - p_jump) + walk, math.log(p_hop) + hop, math.log(p_jump) + jump]
+            [
+                math.log(p_walk) + terms["cosine_walk"],
+                math.log(p_hop) + terms["mode_hop"],
+                math.log(p_jump) + terms["blind_jump"],
+            ]
         )
     )
 
@@ -177,55 +228,88 @@ def _sampling_mixture_logpdf(step, x, y, rho_grid=2001):
 def test_sampling_phase_mixture_is_symmetric_and_proposes_what_it_says():
     """The sampling phase proposes from a mixture (random walk, mode hop on the archive frozen at
     the phase change, blind jump): q(y | x) = q(x | y) for the whole mixture, so the correction
-    the step returns (0) is log q(x | y) − log q(y | x); the components come with the stated
-    probabilities and the archive does not grow during the phase."""
-    _, step = _step_in_sampling_phase()
-    chain = step.chain
-    chain.sampling_hop.archive_size = (
-        40  # a small archive: the mixture density sums over its 40·39 pairs
-    )
-    assert chain.walk.chol is not None and chain.sampling_jump.chol is not None
+    it returns (0) is log q(x | y) − log q(y | x); the components come with the stated
+    probabilities and the archive does not grow as the history does."""
     rng = np.random.default_rng(2)
+    archive = _correlated_archive(rng, 40)  # small: the mixture density sums over 40·39 pairs
+    history = ChainHistory(4)
+    mixture, hop, jump, walk = _sampling_mixture(
+        archive, np.linalg.cholesky(CORRELATED_COV), _jump_chol(archive), history=history
+    )
+    for z in 100.0 + _correlated_archive(rng, 60):  # the history grows past the frozen archive
+        history.append(z)
     moves = {"cosine_walk": 0, "mode_hop": 0, "blind_jump": 0}
     for i in range(4000):
         x = rng.multivariate_normal(CORRELATED_MEAN, CORRELATED_COV)
-        proposal, where = step._propose(x)
+        proposal = mixture.propose(rng, x)
         y, log_correction = proposal.x, proposal.log_correction
         moves[proposal.kind] += 1
         assert log_correction == 0.0
         if i < 60:
-            forward = _sampling_mixture_logpdf(step, x, y)
-            backward = _sampling_mixture_logpdf(step, y, x)
+            forward = _sampling_mixture_logpdf(mixture, hop, jump, walk, archive, x, y)
+            backward = _sampling_mixture_logpdf(mixture, hop, jump, walk, archive, y, x)
             assert math.isfinite(forward)
             np.testing.assert_allclose(backward - forward, log_correction, atol=1e-9)
-    assert chain.sampling_hop.archive_size == 40
-    for move, p in (("mode_hop", step.sampling_hops), ("blind_jump", step.sampling_jumps)):
+        if i < 300 and proposal.kind != "cosine_walk":
+            # and each component on its own: the mixture's density above is dominated by the
+            # broad walk, which would hide an asymmetric hop or jump
+            forward = _sampling_component_logpdfs(mixture, hop, jump, walk, archive, x, y)
+            backward = _sampling_component_logpdfs(mixture, hop, jump, walk, archive, y, x)
+            kind = proposal.kind
+            assert math.isfinite(forward[kind])
+            np.testing.assert_allclose(backward[kind], forward[kind], atol=1e-9)
+    assert hop.archive_size == 40 and hop.size == 40
+    for move, p in (("mode_hop", mixture.weights[0]), ("blind_jump", mixture.weights[1])):
         assert abs(moves[move] / 4000 - p) < 4 * math.sqrt(p * (1 - p) / 4000), moves
     # a hop lands on x + (z_a − z_b) + γξ with z_a, z_b in the frozen archive
-    archive = chain.history.points[:40]
     shifts = (archive[:, None, :] - archive[None, :, :])[~np.eye(40, dtype=bool)]
     x = CORRELATED_MEAN.copy()
+    hops = 0
     for _ in range(200):
-        proposal, where = step._propose(x)
-        y = proposal.x
+        proposal = mixture.propose(rng, x)
         if proposal.kind == "mode_hop":
-            nearest = np.min(np.linalg.norm(y - x - shifts, axis=1))
-            assert nearest < 6 * chain.kam.gamma_abs * math.sqrt(step.dim)
+            hops += 1
+            nearest = np.min(np.linalg.norm(proposal.x - x - shifts, axis=1))
+            assert nearest < 6 * SAMPLING_GAMMA * math.sqrt(4)
+    assert hops > 10
+
+
+def test_sampling_phase_hops_and_jumps_draw_from_the_densities_above():
+    """The hop lands at x ± (z_a − z_b) plus N(0, γ² I) noise and the jump at x + ρ S^{1/2} ξ
+    with ξ standard normal: the densities the symmetry test writes out are the ones sampled."""
+    rng = np.random.default_rng(6)
+    archive = np.array([CORRELATED_MEAN, CORRELATED_MEAN + [10.0, -10.0, 10.0, -10.0]])
+    jump_chol = np.linalg.cholesky(CORRELATED_COV)
+    _, hop, jump, _ = _sampling_mixture(archive, jump_chol, jump_chol)
+    shift = archive[1] - archive[0]
+    x = CORRELATED_MEAN.copy()
+    noise, steps = [], []
+    for _ in range(2000):
+        increment = hop.propose(rng, x).x - x
+        nearest = min((increment - shift, increment + shift), key=np.linalg.norm)
+        noise.append(nearest / SAMPLING_GAMMA)
+        proposal = jump.propose(rng, x)
+        steps.append(np.linalg.solve(jump_chol, proposal.x - x) / proposal.extra)
+    for white in (np.array(noise), np.array(steps)):
+        for column in white.T:
+            assert stats.kstest(column, "norm").pvalue > 1e-3
 
 
 def test_sampling_phase_move_leaves_the_target_invariant():
-    """One sampling-phase transition (through astep) applied to exact draws keeps them exact."""
-    model, step = _step_in_sampling_phase()
-    chain = step.chain
-    position = chain.position
+    """One sampling-phase transition (the mixture's Metropolis step) applied to exact draws keeps
+    them exact."""
     rng = np.random.default_rng(1)
+    archive = _correlated_archive(rng, 400)
+    mixture, *_ = _sampling_mixture(
+        archive, np.linalg.cholesky(CORRELATED_COV), _jump_chol(archive)
+    )
+    logp = stats.multivariate_normal(CORRELATED_MEAN, CORRELATED_COV).logpdf
     draws = rng.multivariate_normal(CORRELATED_MEAN, CORRELATED_COV, size=3000)
     moved, accepted = [], 0
     for x in draws:
-        chain.position = position  # the same kernel every time
-        new, stats_ = step.step({"x": x})
-        moved.append(new["x"])
-        accepted += stats_[0]["accepted"]
+        new, ok = _metropolis(mixture, logp, x, rng)
+        moved.append(new)
+        accepted += ok
     moved = np.array(moved)
     assert 0.2 < accepted / len(draws) < 0.99
     white = np.linalg.solve(np.linalg.cholesky(CORRELATED_COV), (moved - CORRELATED_MEAN).T).T
@@ -237,11 +321,6 @@ def test_sampling_phase_hops_move_exact_draws_between_modes_and_keep_them_exact(
     """On the bimodal target, with both modes in the frozen archive: one sampling-phase move
     applied to exact draws keeps them exact (mode weights and each mode's shape) and moves a
     good share of them to the other mode."""
-    model = bimodal_model()
-    with model:
-        step = CKAM(cycle_length=150, rng=4)
-    _run_step(step, {"x": MEANS[0]}, step.chain.n_explore)
-    chain = step.chain
     rng = np.random.default_rng(5)
 
     def exact(size):
@@ -249,17 +328,19 @@ def test_sampling_phase_hops_move_exact_draws_between_modes_and_keep_them_exact(
         scale = np.sqrt(np.where(right, VARIANCES[1], VARIANCES[0]))[:, None]
         return MEANS[right.astype(int)] + scale * rng.standard_normal((size, 2))
 
-    for z in exact(400):  # history of both modes: what the archive holds once both are found
-        chain.history.append(z)
-    chain.sampling_hop.archive_size = len(chain.history)
-    position = chain.position + 10
+    archive = exact(400)  # history of both modes: what the archive holds once both are found
+    mixture, *_ = _sampling_mixture(archive, np.eye(2), _jump_chol(archive))
+
+    def logp(x):
+        sq = np.sum((x[None, :] - MEANS) ** 2, axis=1)
+        return float(np.logaddexp.reduce(-0.5 * sq / VARIANCES - np.log(VARIANCES)))
+
     draws = exact(4000)
     moved, crossed = [], 0
     for x in draws:
-        chain.position = position
-        new, _ = step.step({"x": x})
-        moved.append(new["x"])
-        crossed += (new["x"][0] > 0) != (x[0] > 0)
+        new, _ = _metropolis(mixture, logp, x, rng)
+        moved.append(new)
+        crossed += (new[0] > 0) != (x[0] > 0)
     moved = np.array(moved)
     right = moved[:, 0] > 0
     assert abs(right.mean() - 0.5) < 4 * 0.5 / math.sqrt(len(draws)), right.mean()

@@ -11,8 +11,15 @@ import pytest
 from scipy import stats
 
 from pymc_kernel_steps import KAMH, AdaptiveMetropolis, GaussianKernel
-from pymc_kernel_steps.core import Whitening, gaussian_logpdf, kamh_covariance
+from pymc_kernel_steps.core import (
+    LinearKernel,
+    Whitening,
+    gaussian_logpdf,
+    kamh_covariance,
+    median_lengthscale,
+)
 from pymc_kernel_steps.core import whitening as whitening_module
+from pymc_kernel_steps.core.moves import RW_FACTOR, KAMMove
 
 from ..helpers import (
     CORRELATED_COV,
@@ -47,33 +54,31 @@ def _frozen_kamh_log_ratio(logp, x, y, Z, kernel, gamma, nu2):
     return logp(y) - logp(x) + gaussian_logpdf(x, y, chol_y) - gaussian_logpdf(y, x, chol_x)
 
 
+def test_kamh_uses_the_kam_move():
+    """The step's proposal is the core's KAM move (whose exactness the tests below check)."""
+    with correlated_gaussian_model():
+        step = KAMH(rng=1)
+    assert isinstance(step.chain.kam, KAMMove)
+
+
 @pytest.mark.parametrize("whiten", [True, False])
 def test_kamh_detailed_balance_with_frozen_adaptation(whiten):
-    """The step's own ratio equals the frozen KAMH ratio (computed in the whitened coordinates,
+    """The KAM move's ratio equals the frozen KAMH ratio (computed in the whitened coordinates,
     where the kernel acts) and is antisymmetric for random pairs."""
     rng = np.random.default_rng(0)
-    model = correlated_gaussian_model()
-    with model:
-        step = KAMH(rng=1, whiten=whiten)
-    chain = step.chain
     Z = rng.multivariate_normal(CORRELATED_MEAN, CORRELATED_COV, size=60)
-    for _ in range(40):  # put the step in its KAMH phase with a known state
-        chain.history.append(rng.normal(size=4))
-    step._refresh_subsample(CORRELATED_MEAN, first=True)
     whitening = Whitening.from_points(Z[:30]) if whiten else Whitening.identity(4)
-    kam = chain.kam
-    kam.whitening = whitening
-    chain.candidates = None  # a fixed kernel (the tuning mixture over lengthscales is off)
-    step.tune = False  # and no coordinate-wise tuning moves
+    gamma, nu2 = 0.4, 0.8
+    kam = KAMMove(4, fixed_nu2=nu2)  # a frozen KAMH state: sub-sample, kernel, γ, ν²
+    kam.whitening = whitening if whiten else None
     kam.subsample = whitening.whiten(Z)
     kam.kernel = GaussianKernel(1.3)
-    kam.forget_cache()
-    nu2, gamma = kam.nu2, kam.gamma_abs
+    kam.gamma_abs = gamma
     logp = stats.multivariate_normal(CORRELATED_MEAN, CORRELATED_COV).logpdf
     Zw, w = kam.subsample, whitening.whiten
     for _ in range(20):
         x = rng.multivariate_normal(CORRELATED_MEAN, CORRELATED_COV)
-        proposal, _ = step._propose(x)
+        proposal = kam.propose(rng, x)
         y, log_correction = proposal.x, proposal.log_correction
         forward = logp(y) - logp(x) + log_correction
         # in whitened coordinates the target's log density differs by a constant only
@@ -89,20 +94,44 @@ def test_kamh_detailed_balance_with_frozen_adaptation(whiten):
         assert abs(log_correction) > 1e-8
 
 
-def _log_proposal_density(step, x, y):
-    """log q(y | x) of a KAMH step in the model's coordinates (frozen state)."""
-    chain = step.chain
-    u_x, u_y = chain.whitening.whiten(x), chain.whitening.whiten(y)
-    chol = np.linalg.cholesky(chain.kam.covariance(chain.kam.feature_cov(u_x)))
-    return gaussian_logpdf(u_y, u_x, chol) - chain.whitening.log_det()
+def _fitted_kam(points, kernel_class, whiten):
+    """A KAM move fitted to ``points`` as KAMH fits it: whitening by the points, the median
+    heuristic's lengthscale (a Gaussian kernel), γ relative to the points' spread and ν² giving
+    the learned part the optimal random walk's total variance at the last point."""
+    dim = points.shape[1]
+    with pm.Model():
+        pm.Flat("x", shape=dim)
+        gamma = KAMH().gamma
+    whitening = Whitening.from_points(points) if whiten else Whitening.identity(dim)
+    subsample = whitening.whiten(points)
+    kernel = (
+        GaussianKernel(median_lengthscale(subsample))
+        if kernel_class is GaussianKernel
+        else kernel_class()
+    )
+    kam = KAMMove(dim)
+    kam.whitening = whitening if whiten else None
+    kam.subsample, kam.kernel = subsample, kernel
+    kam.gamma_abs = gamma * kam.reference_scale(subsample, gamma, whitened=whiten)
+    trace = float(np.trace(kam.feature_cov(subsample[-1])))
+    kam.fixed_nu2 = RW_FACTOR**2 / trace
+    return kam, whitening
 
 
-@pytest.mark.parametrize("step_class", STEPS)
-def test_whitened_kamh_is_affine_invariant(step_class, monkeypatch):
+def _log_proposal_density(kam, whitening, x, y):
+    """log q(y | x) of a KAM move in the model's coordinates."""
+    u_x, u_y = whitening.whiten(x), whitening.whiten(y)
+    chol = np.linalg.cholesky(kam.covariance(kam.feature_cov(u_x)))
+    return gaussian_logpdf(u_y, u_x, chol) - whitening.log_det()
+
+
+@pytest.mark.parametrize("kernel_class", [GaussianKernel, LinearKernel])  # KAMH, AM
+def test_whitened_kamh_is_affine_invariant(kernel_class, monkeypatch):
     """A linear change of coordinates x' = A x + c leaves the learned proposal unchanged: with
-    the same history (mapped), the proposal densities differ by the Jacobian only. (The
-    shrinkage of a small history's correlation matrix towards the identity is the one part that
-    is not invariant; it is switched off here and vanishes as the history grows.)"""
+    the same history (mapped), the proposal densities differ by the Jacobian only, and the
+    learned part's scale (hence ν²) is the same. (The shrinkage of a small history's correlation
+    matrix towards the identity is the one part that is not invariant; it is switched off here
+    and vanishes as the history grows.)"""
     monkeypatch.setattr(whitening_module, "SHRINKAGE", 0.0)
     rng = np.random.default_rng(3)
     dim = 4
@@ -112,34 +141,27 @@ def test_whitened_kamh_is_affine_invariant(step_class, monkeypatch):
     history = rng.multivariate_normal(CORRELATED_MEAN, CORRELATED_COV, size=400)
     history[:, 1] += 0.3 * history[:, 0] ** 2  # a curved history, so the kernel matters
 
-    def prepared(points):
-        with pm.Model():
-            pm.Flat("x", shape=dim)
-            step = step_class(rng=5)
-        for point in points:
-            step.chain.history.append(point)
-        step._refresh_subsample(points[-1], first=True)
-        return step
-
-    step = prepared(history)
-    step_mapped = prepared(history @ A.T + c)
-    assert step_mapped.chain.kam.nu2 == pytest.approx(step.chain.kam.nu2, rel=1e-6)
+    kam, frame = _fitted_kam(history, kernel_class, whiten=True)
+    kam_mapped, frame_mapped = _fitted_kam(history @ A.T + c, kernel_class, whiten=True)
+    assert kam_mapped.nu2 == pytest.approx(kam.nu2, rel=1e-6)
+    assert kam_mapped.gamma_abs == pytest.approx(kam.gamma_abs, rel=1e-12)
     log_jacobian = np.log(abs(np.linalg.det(A)))
     for _ in range(10):
         x, y = history[rng.integers(400)], history[rng.integers(400)] + 0.1 * rng.normal(size=dim)
-        q = _log_proposal_density(step, x, y)
-        q_mapped = _log_proposal_density(step_mapped, A @ x + c, A @ y + c)
+        q = _log_proposal_density(kam, frame, x, y)
+        q_mapped = _log_proposal_density(kam_mapped, frame_mapped, A @ x + c, A @ y + c)
         np.testing.assert_allclose(q_mapped, q - log_jacobian, rtol=1e-6, atol=1e-6)
+        # and the move proposes from that density: its correction is the density's ratio
+        proposal = kam_mapped.propose(rng, A @ x + c)
+        expected = _log_proposal_density(
+            kam_mapped, frame_mapped, proposal.x, A @ x + c
+        ) - _log_proposal_density(kam_mapped, frame_mapped, A @ x + c, proposal.x)
+        np.testing.assert_allclose(proposal.log_correction, expected, atol=1e-8)
     # without whitening the proposal is not invariant
-    with pm.Model():
-        pm.Flat("x", shape=dim)
-        raw = step_class(rng=5, whiten=False)
-    for point in history @ A.T + c:
-        raw.chain.history.append(point)
-    raw._refresh_subsample(A @ history[-1] + c, first=True)
+    raw, identity = _fitted_kam(history @ A.T + c, kernel_class, whiten=False)
     x, y = history[0], history[1]
-    q_raw = _log_proposal_density(raw, A @ x + c, A @ y + c)
-    assert abs(q_raw - (_log_proposal_density(step, x, y) - log_jacobian)) > 1e-3
+    q_raw = _log_proposal_density(raw, identity, A @ x + c, A @ y + c)
+    assert abs(q_raw - (_log_proposal_density(kam, frame, x, y) - log_jacobian)) > 1e-3
 
 
 def test_lengthscale_chosen_during_tuning_then_frozen():

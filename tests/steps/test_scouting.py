@@ -7,6 +7,7 @@ import cloudpickle
 import numpy as np
 import pymc as pm
 import pytest
+from pymc.blocking import DictToArrayBijection, RaveledVars
 
 from pymc_kernel_steps import KAMH, AdaptiveMetropolis, KMCFinite, KMCLite
 from pymc_kernel_steps.bench.targets import noisy_gaussian_model
@@ -22,6 +23,13 @@ def _two_basins() -> pm.Model:
     with pm.Model() as model:
         pm.NormalMixture("x", w=[0.5, 0.5], mu=[-2.0, 3.0], sigma=[1.0, 0.2], initval=0.0)
     return model
+
+
+def _raveled_logp(model: pm.Model):
+    """The model's log density as a function of the raveled value variables."""
+    info = DictToArrayBijection.map(model.initial_point()).point_map_info
+    logp = model.compile_logp()
+    return lambda q: float(logp(DictToArrayBijection.rmap(RaveledVars(q, info))))
 
 
 def _run(step, point, iterations):
@@ -40,7 +48,8 @@ def test_the_chain_goes_on_from_the_best_walk(step_class):
     assert step.chain.scout_iterations == scouting
     point, stats = step.step(model.initial_point())
     # the start, its second differences and the first proposal
-    probes = conditional_scales(step._logp_fn, np.zeros(1), float(step._logp_fn(np.zeros(1))))
+    logp = _raveled_logp(model)
+    probes = conditional_scales(logp, np.zeros(1), logp(np.zeros(1)))
     assert stats[0]["logp_evals"] == 2 + probes.evaluations
     np.testing.assert_array_equal(step.chain.start_scales, probes.frame())
     np.testing.assert_array_equal(step.chain.scouts.coordinate_scales, probes.frame())
