@@ -31,24 +31,29 @@ LV_START = np.array([33.0, 6.0])
 
 
 def lotka_volterra_solution(theta, steps_per_unit=20):
-    """Prey and predator at ``LV_TIMES`` by fixed-step RK4 (never hangs, whatever θ)."""
-    alpha, beta, gamma, delta = theta[:4]
+    """Prey and predator at ``LV_TIMES`` by fixed-step RK4 (never hangs, whatever θ).
 
-    def rate(y):
-        return np.array([alpha * y[0] - beta * y[0] * y[1], delta * y[0] * y[1] - gamma * y[1]])
-
+    The arithmetic is on Python floats, in the order of the vector form ``k1 = rate(y)``, ``y +
+    0.5 h k1``, ..., ``y + h / 6 (k1 + 2 k2 + 2 k3 + k4)``: the same numbers, bit for bit,
+    about ten times faster than on arrays of two elements (an evaluation is 400 steps).
+    """
+    alpha, beta, gamma, delta = (float(p) for p in theta[:4])
     h = 1.0 / steps_per_unit
-    y = LV_START.copy()
-    out = [y.copy()]
-    with np.errstate(all="ignore"):
-        for _ in range(len(LV_TIMES) - 1):
-            for _ in range(steps_per_unit):
-                k1 = rate(y)
-                k2 = rate(y + 0.5 * h * k1)
-                k3 = rate(y + 0.5 * h * k2)
-                k4 = rate(y + h * k3)
-                y = y + h / 6.0 * (k1 + 2 * k2 + 2 * k3 + k4)
-            out.append(y.copy())
+    half, sixth = 0.5 * h, h / 6.0
+    u, v = (float(p) for p in LV_START)
+    out = [(u, v)]
+    for _ in range(len(LV_TIMES) - 1):
+        for _ in range(steps_per_unit):
+            a1, b1 = alpha * u - beta * u * v, delta * u * v - gamma * v
+            u2, v2 = u + half * a1, v + half * b1
+            a2, b2 = alpha * u2 - beta * u2 * v2, delta * u2 * v2 - gamma * v2
+            u3, v3 = u + half * a2, v + half * b2
+            a3, b3 = alpha * u3 - beta * u3 * v3, delta * u3 * v3 - gamma * v3
+            u4, v4 = u + h * a3, v + h * b3
+            a4, b4 = alpha * u4 - beta * u4 * v4, delta * u4 * v4 - gamma * v4
+            u = u + sixth * (a1 + 2 * a2 + 2 * a3 + a4)
+            v = v + sixth * (b1 + 2 * b2 + 2 * b3 + b4)
+        out.append((u, v))
     return np.array(out)
 
 

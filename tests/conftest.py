@@ -1,0 +1,22 @@
+"""Set-up for the whole test session.
+
+One BLAS thread, in this process and in the processes the tests start (unless the environment
+already chooses). The tests' matrices are small, and `make test` runs two pytest workers on two
+cores: with OpenBLAS's default of a thread per core, four threads spun on two cores and a loaded
+machine made some linear-algebra tests 10-40 times slower in CPU time (a score-matching
+cross-validation: 41 s instead of 1 s). The steps already run their transitions with one BLAS
+thread (``pymc_kernel_steps/steps/_threads.py``), so their draws do not change.
+"""
+
+from __future__ import annotations
+
+import os
+
+from threadpoolctl import threadpool_limits
+
+_BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+
+if not any(name in os.environ for name in _BLAS_THREADS):
+    for name in _BLAS_THREADS:
+        os.environ[name] = "1"  # libraries loaded later, and the tests' subprocesses
+    threadpool_limits(1, user_api="blas")  # the libraries this process has loaded already
