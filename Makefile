@@ -30,11 +30,11 @@ demo: $(STAMP)
 	$(PY) -m pymc_kernel_steps.demo
 
 test: $(STAMP)
-	$(PY) -m pytest -n 2 -m "not timing" --durations=15
+	$(PY) -m pytest -n 2 --dist worksteal -m "not timing" --durations=15
 	$(PY) -m pytest -m timing
 
 test-fast: $(STAMP)
-	$(PY) -m pytest -n 2 -m "not slow and not timing"
+	$(PY) -m pytest -n 2 --dist worksteal -m "not slow and not timing"
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

@@ -20,3 +20,26 @@ if not any(name in os.environ for name in _BLAS_THREADS):
     for name in _BLAS_THREADS:
         os.environ[name] = "1"  # libraries loaded later, and the tests' subprocesses
     threadpool_limits(1, user_api="blas")  # the libraries this process has loaded already
+
+
+#: the longest tests, moved to the front of the run in this order (the others keep pytest's
+#: order): `make test` runs two workers with ``--dist worksteal``, and a long test left to the end
+#: kept one worker busy for a minute after the other had finished
+_LONGEST_FIRST = (
+    "tests/test_examples.py::test_example_runs_at_reduced_size_and_its_claim_holds[lotka_volterra_dask]",
+    "tests/steps/test_reproducibility.py::",
+    "tests/test_distributed.py::",
+    "tests/test_examples.py::test_example_runs_at_reduced_size_and_its_claim_holds[",
+    "tests/bench/test_posteriordb.py::test_translation_agrees_with_the_reference_draws[",
+    "tests/steps/test_ckam.py::test_bimodal_",
+)
+
+
+def pytest_collection_modifyitems(config, items):
+    def rank(item):
+        for i, prefix in enumerate(_LONGEST_FIRST):
+            if item.nodeid.startswith(prefix):
+                return i
+        return len(_LONGEST_FIRST)
+
+    items.sort(key=rank)  # stable
