@@ -48,7 +48,7 @@ logging.getLogger("distributed").setLevel(logging.ERROR)
 
 # Size: EXAMPLES_FAST=1 (the tests) runs a reduced version; the saved outputs are at full size.
 FAST = os.environ.get("EXAMPLES_FAST", "0") == "1"
-TUNE, DRAWS, CHAINS = (1500, 500, 4) if FAST else (1500, 1500, 4)
+TUNE, DRAWS, CHAINS = (1500, 500, 2) if FAST else (1500, 1500, 4)
 SEED = 4
 print(f"{'reduced' if FAST else 'full'} size: {CHAINS} chains x ({TUNE} tune + {DRAWS} draws)")
 
