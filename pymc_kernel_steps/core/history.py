@@ -4,7 +4,25 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["ChainHistory"]
+__all__ = ["ChainHistory", "first_visits"]
+
+
+def first_visits(points) -> np.ndarray:
+    """Indices of the first occurrence of each distinct row of ``points`` (n, d), ascending.
+
+    A rejection repeats the chain's state, so a history holds runs of equal rows. Rows are
+    compared as raw bytes (after ``+ 0.0``, which turns −0.0 into 0.0), so for finite values
+    this is equality of floats; sorting bytes is about five times faster than
+    ``numpy.unique(points, axis=0)``, which sorts the rows lexicographically number by number.
+    """
+    points = np.ascontiguousarray(np.asarray(points, dtype=float) + 0.0)
+    if points.ndim != 2:
+        raise ValueError(f"`points` must have shape (n, d), got shape {points.shape}.")
+    if points.shape[0] == 0:
+        return np.zeros(0, dtype=np.intp)
+    rows = points.view(np.dtype((np.void, points.dtype.itemsize * points.shape[1]))).ravel()
+    _, first = np.unique(rows, return_index=True)
+    return np.sort(first)
 
 
 class ChainHistory:

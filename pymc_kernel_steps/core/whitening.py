@@ -29,6 +29,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .history import first_visits
+
 __all__ = ["Whitening"]
 
 #: smallest relative ridge ε added to the history's correlation matrix
@@ -104,7 +106,7 @@ class Whitening:
         if not np.all(np.isfinite(fallback) & (fallback > 0)):
             raise ValueError(f"`fallback_variance` must be positive, got {fallback_variance!r}.")
         if ridge is None:
-            distinct = len(np.unique(points, axis=0))
+            distinct = len(first_visits(points))
             ridge = max(CORRELATION_RIDGE, SHRINKAGE * dim / distinct)
         if not (math.isfinite(ridge) and ridge >= 0):
             raise ValueError(f"`ridge` must be a non-negative number, got {ridge!r}.")

@@ -13,7 +13,7 @@ from pymc.model import modelcontext
 from ..core.adaptation import DualAveraging, JumpDistanceStepSize
 from ..core.bayesopt import SearchBox, WindowedTuner
 from ..core.confinement import Confinement
-from ..core.history import ChainHistory
+from ..core.history import ChainHistory, first_visits
 from ..core.kernels import median_lengthscale
 from ..core.moves import Mixture, Proposal, RandomWalk, SurrogateHMC
 from ..core.regression import (
@@ -244,7 +244,7 @@ class _KMC(KernelStep):
 
     def _warm_states(self, history, model) -> np.ndarray:
         states = self._states_from(history, model=model)
-        distinct = np.unique(states, axis=0).shape[0]
+        distinct = len(first_visits(states))
         if distinct < _MIN_DISTINCT_STATES:
             raise ValueError(
                 f"`history` holds {distinct} distinct states; the surrogate needs at least "
@@ -440,7 +440,7 @@ class _KMC(KernelStep):
         the next selection waits until the history has doubled."""
         chain = self.chain
         training = self._training_points()
-        if np.unique(training, axis=0).shape[0] < _MIN_DISTINCT_STATES:
+        if len(first_visits(training)) < _MIN_DISTINCT_STATES:
             if select:
                 chain.next_selection_size = 2 * len(chain.history)
             return False
@@ -521,8 +521,7 @@ class _KMC(KernelStep):
         # vanishing lengthscales: validate on distinct states, at most `_SELECTION_POINTS`.
         # (Folds of consecutive states avoid that too, but on an early, non-stationary history
         # they favour heavy regularisation: measured, see the samplers page of the documentation.)
-        _, first_visits = np.unique(points, axis=0, return_index=True)
-        distinct = points[np.sort(first_visits)]
+        distinct = points[first_visits(points)]
         if len(distinct) > _SELECTION_POINTS:
             keep = np.sort(self.rng.choice(len(distinct), _SELECTION_POINTS, replace=False))
             distinct = distinct[keep]

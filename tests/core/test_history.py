@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pymc_kernel_steps.core.history import ChainHistory
+from pymc_kernel_steps.core.history import ChainHistory, first_visits
 
 
 def test_append_and_extend_keep_every_state_in_order_past_the_capacity():
@@ -34,3 +34,21 @@ def test_subsample_draws_distinct_stored_states_from_start():
                                   np.arange(90.0, 100.0)[:, None])  # fmt: skip
     with pytest.raises(ValueError, match="`size` must be at least 1"):
         history.subsample(np.random.default_rng(1), 0)
+
+
+def test_first_visits_are_numpys_unique_rows_in_order_of_first_occurrence():
+    rng = np.random.default_rng(3)
+    distinct = rng.normal(size=(40, 5))
+    distinct[3, 2] = 0.0
+    points = distinct[rng.integers(0, 40, size=300)]  # repeats, as after rejections
+    _, expected = np.unique(points, axis=0, return_index=True)
+    np.testing.assert_array_equal(first_visits(points), np.sort(expected))
+
+
+def test_first_visits_treat_minus_zero_as_zero_and_handle_edge_shapes():
+    points = np.array([[0.0, 1.0], [-0.0, 1.0], [2.0, 3.0], [0.0, 1.0]])
+    np.testing.assert_array_equal(first_visits(points), [0, 2])
+    assert first_visits(np.zeros((0, 3))).shape == (0,)
+    np.testing.assert_array_equal(first_visits(np.ones((5, 1))), [0])
+    with pytest.raises(ValueError, match="shape"):
+        first_visits(np.ones(4))

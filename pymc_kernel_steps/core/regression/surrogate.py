@@ -9,6 +9,7 @@ import numpy as np
 import scipy.linalg as sla
 from scipy import stats
 
+from ..history import first_visits
 from ..integrators import GradientSpec, SurrogateTrajectory, regression_gradient
 from ._common import _JITTER, _WINDOW_QUANTILE, _kernel, _points_and_values, _precisions
 from .trend import PolynomialTrend
@@ -145,8 +146,7 @@ class RegressionSurrogate(SurrogateTrajectory):
         """
         U, values = _points_and_values(U, values)
         precisions = _precisions(self.precisions, U.shape[1])
-        _, first = np.unique(U, axis=0, return_index=True)
-        centres = np.sort(first)
+        centres = first_visits(U)
         if len(centres) > self.n_centers:
             centres = np.sort(self.rng.choice(centres, size=self.n_centers, replace=False))
         Z = U[centres]
