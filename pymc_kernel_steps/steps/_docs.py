@@ -90,9 +90,10 @@ SHARED_PARAMETERS = {
     the step's other parameters set). ``"learned"`` (issue 24): a mixture of the step's own
     move, a random walk in the history's whitening, differential evolution and snooker (as
     ``DEMetropolisZ`` and emcee's ``DESnookerMove``, their population the most recent half of
-    the chain's history), started at weights 0.4, 0.2, 0.2, 0.2; while tuning each move's
-    weight follows its expected squared jump in whitened units per evaluation (with a floor of
-    0.05, :class:`~pymc_kernel_steps.core.JumpRateWeights`). At the end of tuning the weights
+    the chain's history), started at weights 0.4, 0.2, 0.2, 0.2; from the own move's first fit
+    to the end of tuning each move's weight follows its expected squared jump in whitened units
+    (each jump capped at ``10 d``) per evaluation (with a floor of 0.05,
+    :class:`~pymc_kernel_steps.core.JumpRateWeights`). At the end of tuning the weights
     and the population are frozen, so the draws come from a fixed mixture of exact
     Metropolis–Hastings kernels. The weights, every move's acceptance and its measured rate:
     ``step.chain.learned_moves.stats()``; which move proposed: the ``move`` sample stat.""",

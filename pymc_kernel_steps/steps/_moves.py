@@ -40,6 +40,12 @@ LEARNED_FLOOR = 0.05
 LEARNED_MIN_EVALUATIONS = 20
 #: the oldest share of the history left out of the population of DE and snooker
 POPULATION_FORGET = 0.5
+#: a whitened squared jump counts at most this times the dimension: two independent draws of a
+#: whitened posterior are ``2 d`` apart on average, so more means the whitening of the moment
+#: underestimates the scale (early in tuning a near-degenerate history gave one DE jump of
+#: 10²⁸ on curved6, and the cumulative rate fixed DE's weight at its maximum for the rest of
+#: tuning)
+JUMP_CAP_PER_DIMENSION = 10.0
 
 
 def move_code(proposal: Proposal) -> int:
@@ -118,8 +124,13 @@ class LearnedMoves:
 
     def record(self, proposal: Proposal, x: np.ndarray, accept_prob: float, metric) -> None:
         """Count a proposal of one of the mixture's moves (others, such as the tuning phase's
-        coordinate moves, are not counted) and push the learned weights into the mixture."""
-        if self.frozen:
+        coordinate moves, are not counted) and push the learned weights into the mixture.
+
+        Counted only once the step's own move is ready (its first fit): every move is then
+        measured over the same iterations, in a whitening learned from the history, and the
+        weights until then are the initial ones. A squared jump counts at most
+        :data:`JUMP_CAP_PER_DIMENSION` ``× d``."""
+        if self.frozen or not self.moves[0].ready:
             return
         index = next((i for i, move in enumerate(self.moves) if proposal.move is move), None)
         if index is None:
@@ -129,7 +140,7 @@ class LearnedMoves:
             jump = np.asarray(proposal.x) - np.asarray(x)
             if isinstance(metric, Whitening):
                 jump = metric.inv_chol @ jump
-            squared_jump = float(jump @ jump)
+            squared_jump = min(float(jump @ jump), JUMP_CAP_PER_DIMENSION * jump.size)
         self.learner.record(index, accept_prob, squared_jump, 1)
         weights = self.learner.weights
         weights = weights / weights.sum()

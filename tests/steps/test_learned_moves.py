@@ -117,12 +117,12 @@ def test_the_learned_weights_go_to_the_move_that_jumps_furthest(cls, kwargs, win
     with pm.Model():
         pm.MvNormal("x", mu=np.zeros(4), cov=cov)
         step = cls(moves="learned", **kwargs)
-        pm.sample(step=step, tune=600, draws=10, chains=1, random_seed=1, **QUIET)
+        pm.sample(step=step, tune=1000, draws=10, chains=1, random_seed=1, **QUIET)
     learned = step.chain.learned_moves
     weights = learned.weights
     initial = dict(zip(weights, LEARNED_INITIAL_WEIGHTS, strict=True))
     rates = dict(zip(weights, learned.learner.rates(), strict=True))
-    assert sum(weights[k] for k in winners) > sum(initial[k] for k in winners) + 0.25, weights
+    assert sum(weights[k] for k in winners) > sum(initial[k] for k in winners) + 0.15, weights
     for kind in set(weights) - set(winners):
         assert weights[kind] < initial[kind], weights
         assert rates[kind] < min(rates[k] for k in winners), rates
@@ -145,3 +145,31 @@ def test_learned_mixture_samples_the_correlated_gaussian(learned_class):
     assert (moves == MOVE_KINDS.index("differential_evolution")).any()
     assert (moves == MOVE_KINDS.index("snooker")).any()
     assert (moves == MOVE_KINDS.index(OWN[learned_class])).any()
+
+
+def test_rates_count_from_the_own_moves_first_fit_with_jumps_capped():
+    """A jump far beyond what the whitening allows (a near-degenerate early history) counts as
+    10 d at most, and nothing is counted before the step's own move is ready."""
+    from pymc_kernel_steps.core import ChainHistory
+    from pymc_kernel_steps.core.moves import Proposal, RandomWalk
+    from pymc_kernel_steps.core.whitening import Whitening
+    from pymc_kernel_steps.steps._moves import LearnedMoves
+
+    class Own(RandomWalk):
+        kind = "own"
+        fitted = False
+
+        @property
+        def ready(self):
+            return self.fitted
+
+    dim = 3
+    own = Own.optimal(dim, 10.0)
+    learned = LearnedMoves(own, RandomWalk.optimal(dim, 10.0), ChainHistory(dim))
+    de = learned.moves[1]
+    x, far = np.zeros(dim), np.full(dim, 1e14)
+    learned.record(Proposal(far, 0.0, de), x, 1.0, Whitening.identity(dim))
+    assert learned.learner.evaluations.sum() == 0  # the own move is not ready yet
+    own.fitted = True
+    learned.record(Proposal(far, 0.0, de), x, 0.5, Whitening.identity(dim))
+    assert learned.learner.rates()[1] == pytest.approx(0.5 * 10 * dim)
