@@ -16,6 +16,7 @@ Usage::
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 
 import numpy as np
@@ -86,8 +87,12 @@ def comparison(frame: pd.DataFrame) -> str:
     return "\n".join(lines) + "\n"
 
 
-def main() -> None:
-    after = _read(HERE / "runs-learned")
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--after", type=Path, default=HERE / "runs-learned")
+    parser.add_argument("--page", type=Path, default=HERE / "learned_results.md")
+    args = parser.parse_args(argv)
+    after = _read(args.after)
     before = _read(HERE / "runs")
     before = before[before["posterior"].isin(after["posterior"].unique())]
     frame = pd.concat([before, after], ignore_index=True)
@@ -102,7 +107,7 @@ def main() -> None:
         comparison(frame),
         robustness_page(frame, title="All runs together").replace("# All", "## All", 1),
     ]
-    (HERE / "learned_results.md").write_text("\n".join(page))
+    args.page.write_text("\n".join(page))
     print(comparison(frame))
 
 
