@@ -1,6 +1,9 @@
 """``KMCLite[learned]`` against ``KMCLite`` and the peers on the posteriordb suite (issue 24).
 
-Reads ``runs/`` (the committed suite: every default and the peers) and ``runs-learned/`` (the
+Reads ``runs/`` (the committed suite: every default and the peers), ``runs-default-rerun/``
+(where present, the default's runs again with the branch's code, which replace the committed ones:
+several of those ran code from before the golden draws were last re-recorded) and
+``runs-learned/`` (the
 learned variants, same seeds and budget) and prints, per posterior and statistic, the error-based
 ESS per 1000 evaluations (worst coordinate, 90 % bootstrap interval) of each learned variant, of
 its default, of the best peer, and the paired ratios; then the geometric means.
@@ -36,6 +39,13 @@ def main() -> None:
     for path in sorted((HERE / "runs-learned").glob("*.csv.gz")):
         after = pd.read_csv(path, dtype={"git_commit": str})
         before = pd.read_csv(HERE / "runs" / path.name, dtype={"git_commit": str})
+        rerun = HERE / "runs-default-rerun" / path.name
+        if rerun.exists():
+            again = pd.read_csv(rerun, dtype={"git_commit": str})
+            before = pd.concat(
+                [before[~before["sampler"].isin(again["sampler"].unique())], again],
+                ignore_index=True,
+            )
         table = suite_table(pd.concat([before, after], ignore_index=True))
         for stat, group in table.groupby("statistic", sort=False):
             by = group.set_index("sampler")
@@ -52,7 +62,7 @@ def main() -> None:
                         "posterior": group["posterior"].iloc[0],
                         "d": int(group["dim"].iloc[0]),
                         "stat": "E[x]" if stat == "mean" else "E[x²]",
-                        "sampler": base,
+                        "sampler": base + (" (rerun)" if rerun.exists() else ""),
                         "default": f"{by.loc[base, 'ess']:.3g}",
                         "learned": f"{by.loc[name, 'ess']:.3g} [{by.loc[name, 'lo']:.3g}, "
                         f"{by.loc[name, 'hi']:.3g}]",
@@ -67,6 +77,7 @@ def main() -> None:
                 )
     frame = pd.DataFrame(rows)
     print(frame.drop(columns=[c for c in frame if c.startswith("_")]).to_markdown(index=False))
+    frame["sampler"] = frame["sampler"].str.replace(" (rerun)", "")
     for (sampler, stat), group in frame.groupby(["sampler", "stat"]):
         print(
             f"{sampler}[learned] {stat}: geometric mean over {len(group)} posteriors of "
