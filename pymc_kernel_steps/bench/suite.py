@@ -23,6 +23,7 @@ replicates.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -37,10 +38,12 @@ from .peers import nuts_finite_differences_sampler, run_emcee_expert
 
 __all__ = [
     "OURS",
+    "OUR_VARIANTS",
     "PEERS",
     "SUITE",
     "Posterior",
     "Study",
+    "is_ours",
     "reference",
     "run_posterior",
     "suite_table",
@@ -48,6 +51,16 @@ __all__ = [
 
 #: this package's samplers in the suite, by label
 OURS = ("KMCLite", "KMCFinite", "KAMH", "AdaptiveMetropolis", "CKAM")
+#: variants of our samplers a study can run by label, ``"<sampler>[<moves>]"`` (not run by
+#: default): ``moves="learned"`` (issue 24)
+OUR_VARIANTS = ("KMCLite[learned]", "KMCFinite[learned]", "KAMH[learned]")
+
+
+def is_ours(label: str) -> bool:
+    """Whether a sampler's label is one of ours (a variant ``"KMCLite[learned]"`` included)."""
+    return str(label).split("[", 1)[0] in OURS
+
+
 #: the peers in the suite, by label
 PEERS = ("SMC", "emcee", "DEMetropolisZ", "NUTS-FD")
 STATISTICS = ("mean", "second_moment")
@@ -86,6 +99,10 @@ def _samplers(fd_model, dim: int, names) -> list:
         "DEMetropolisZ": Sampler("DEMetropolisZ", "step", factory=pm.DEMetropolisZ),
         "NUTS-FD": nuts_finite_differences_sampler(fd_model, dim),
     }
+    for label in OUR_VARIANTS:
+        base, moves = label[:-1].split("[")
+        factory = functools.partial(getattr(pks, base), moves=moves)
+        available[label] = Sampler(label, "step", factory=factory)
     unknown = set(names) - set(available)
     if unknown:
         raise ValueError(f"samplers: unknown {sorted(unknown)}; known {sorted(available)}")
@@ -235,7 +252,7 @@ def suite_table(
                         "posterior": posterior,
                         "dim": int(group["dim"].iloc[0]),
                         "sampler": str(sampler),
-                        "ours": str(sampler) in OURS,
+                        "ours": is_ours(sampler),
                         "statistic": stat,
                         "ess": ess,
                         "lo": float(np.quantile(boot, lo_q)),

@@ -83,7 +83,20 @@ SHARED_PARAMETERS = {
     the positions it visits, which its reversal visits too, so the move stays exact; it
     counts as ``diverging``); the ball's radius is at least ``10√d``.""",
     "random_walk_probability": """random_walk_probability : float, default 0.25
-    Share of random-walk moves, in [0, 1).""",
+    Share of random-walk moves, in [0, 1); 0 is the paper's pure form. With
+    ``moves="fixed"`` only (``"learned"`` learns the random walk's share).""",
+    "moves": """moves : {"fixed", "learned"}, default "fixed"
+    ``"fixed"``: the step's own move as the paper has it (with the share of random-walk moves
+    the step's other parameters set). ``"learned"`` (issue 24): a mixture of the step's own
+    move, a random walk in the history's whitening, differential evolution and snooker (as
+    ``DEMetropolisZ`` and emcee's ``DESnookerMove``, their population the most recent half of
+    the chain's history), started at weights 0.4, 0.2, 0.2, 0.2; from the own move's first fit
+    to the end of tuning each move's weight follows its expected squared jump in whitened units
+    (each jump capped at ``10 d``) per evaluation (with a floor of 0.05,
+    :class:`~pymc_kernel_steps.core.JumpRateWeights`). At the end of tuning the weights
+    and the population are frozen, so the draws come from a fixed mixture of exact
+    Metropolis–Hastings kernels. The weights, every move's acceptance and its measured rate:
+    ``step.chain.learned_moves.stats()``; which move proposed: the ``move`` sample stat.""",
     "step_size": """step_size : float, optional
     Initial leapfrog step size (default ``1/√d`` in the mass-matrix metric); jittered by
     ``±step_size_jitter`` per iteration and tuned as ``step_size_adaptation`` says. Each
@@ -126,7 +139,9 @@ rejected without evaluating the model), ``step_size`` (NaN for random-walk moves
 ``energy`` (the true Hamiltonian of the state kept, with the trajectory's end momentum if
 accepted and its initial one if not, as PyMC's HMC; after a random-walk move, with a fresh
 momentum: ``az.plot_energy`` and the BFMI read it), ``n_history``,
-``refit``, ``surrogate`` (False for random-walk moves) and ``lengthscale``. The ``tune`` and
+``refit``, ``surrogate`` (False for random-walk moves), ``lengthscale`` and ``move`` (the
+kind of move that proposed, an index in ``("coordinate", "random_walk", "surrogate_hmc",
+"kam", "differential_evolution", "snooker")``). The ``tune`` and
 ``warning`` stats are consumed by PyMC and do not appear in the DataTree.""",
 }
 

@@ -23,6 +23,7 @@ from ..core.score_matching import (
     select_hyperparameters,
 )
 from ..core.whitening import Whitening
+from ._moves import LearnedMoves, move_code, require_moves
 from ._state import HMC_STATS
 from ._tuning import SCALE_RANGE, min_accepted_moves
 from ._validation import require_bool, require_fraction, require_int, require_positive
@@ -68,7 +69,13 @@ class KMCChain(ChainState):
         ``inv_mass``, ``confinement``, ``step_size``, ``step_size_tuner``, ``max_n_steps`` and
         ``far_field_step_size_limit`` are its own, under the chain's names.
     learned : Mixture or None
-        After the first fit: the random walk (``random_walk_probability``) or a trajectory.
+        After the first fit: the random walk (``random_walk_probability``) or a trajectory;
+        with ``moves="learned"``, the trajectory, differential evolution, snooker and the random
+        walk, with the weights learned while tuning (``learned.weights``; ``learned.stats()``
+        gives every move's weight, acceptance and expected squared jump).
+    learned_moves : LearnedMoves or None
+        ``moves="learned"``: the mixture and its weight learner (``learned_moves.weights`` by
+        kind of move, ``learned_moves.stats()`` with the measured rates); frozen after tuning.
     rw_whitening : Whitening
         The history's whitening: the random walk's metric, in which jumps are measured.
     lengthscale, regularization : float
@@ -85,6 +92,7 @@ class KMCChain(ChainState):
 
     hmc: SurrogateHMC | None = None
     learned: Mixture | None = None
+    learned_moves: LearnedMoves | None = None
     lengthscale: float = math.nan
     regularization: float = math.nan
     evaluated_points: ChainHistory | None = None
@@ -146,6 +154,7 @@ class _KMC(KernelStep):
         "refit": (bool, []),
         "surrogate": (bool, []),
         "lengthscale": (np.float64, []),
+        "move": (np.int64, []),
     }
 
     def __init__(
@@ -166,6 +175,7 @@ class _KMC(KernelStep):
         whiten: bool = True,
         confine: bool = True,
         random_walk_probability: float = 0.25,
+        moves: str = "fixed",
         history=None,
         scouts: int = 4,
         model=None,
@@ -218,6 +228,7 @@ class _KMC(KernelStep):
         if regularization is not None:
             require_positive("regularization", regularization)
         require_fraction("random_walk_probability", random_walk_probability, zero=True)
+        self.moves = require_moves(moves)
         if min_history is not None:
             require_int("min_history", min_history, minimum=2)
         require_int("refit_interval", refit_interval, minimum=1)
@@ -266,6 +277,8 @@ class _KMC(KernelStep):
         super().setup_chain(rng, tune, draws)
         if not self.tune:
             self.chain.hmc.freeze()
+            if self.chain.learned_moves is not None:
+                self.chain.learned_moves.freeze()
         # seeded from a copy of the chain's generator: the chain's own stream is not advanced
         self.chain.energy_rng = np.random.default_rng(copy.deepcopy(self.rng).integers(2**63))
         if self.warm_history is not None:
@@ -286,9 +299,15 @@ class _KMC(KernelStep):
         chain = KMCChain(history=ChainHistory(self.dim))
         chain.random_walk = RandomWalk.optimal(self.dim, SCALE_RANGE, target=0.234)
         chain.hmc = SurrogateHMC(self.dim, self.n_steps_range, self.step_size_jitter)
-        p = self.random_walk_probability
-        chain.learned = Mixture([(chain.random_walk, p), (chain.hmc, 1.0 - p)])
-        chain.tuning_random_walk = self._with_coordinate_moves(chain, chain.random_walk, False)
+        if self.moves == "learned":
+            # one mixture from the start: the trajectory passes its turn on until the first fit
+            chain.learned_moves = LearnedMoves(chain.hmc, chain.random_walk, chain.history)
+            chain.learned = chain.learned_moves.mixture
+            chain.tuning_random_walk = self._with_coordinate_moves(chain, chain.learned, False)
+        else:
+            p = self.random_walk_probability
+            chain.learned = Mixture([(chain.random_walk, p), (chain.hmc, 1.0 - p)])
+            chain.tuning_random_walk = self._with_coordinate_moves(chain, chain.random_walk, False)
         chain.tuning_learned = self._with_coordinate_moves(chain, chain.learned, True)
         chain.rw_whitening = Whitening.identity(self.dim)
         chain.next_selection_size = self.min_history
@@ -307,9 +326,17 @@ class _KMC(KernelStep):
         chain = self.chain
         if chain.hmc.ready:
             kernel = chain.tuning_learned if self.tune else chain.learned
+        elif self.tune:
+            kernel = chain.tuning_random_walk
         else:
-            kernel = chain.tuning_random_walk if self.tune else chain.random_walk
+            kernel = chain.random_walk if chain.learned_moves is None else chain.learned
         return kernel.choose(self.rng).propose(self.rng, x), None
+
+    def _on_decision(self, x, transition) -> None:
+        """``moves="learned"``: count the proposal's whitened jump towards the weights."""
+        learned = self.chain.learned_moves
+        if learned is not None and self.tune:
+            learned.record(transition.proposal, x, transition.accept_prob, self.chain.rw_whitening)
 
     def _transition_stats(self, transition):
         chain = self.chain
@@ -331,6 +358,7 @@ class _KMC(KernelStep):
             "refit": transition.refit,
             "surrogate": trajectory is not None,
             "lengthscale": chain.lengthscale,
+            "move": move_code(proposal),
         }
 
     def _energy(self, transition, trajectory) -> float:
@@ -388,6 +416,8 @@ class _KMC(KernelStep):
     def _on_stop_tuning(self):
         chain = self.chain
         chain.hmc.freeze()
+        if chain.learned_moves is not None:
+            chain.learned_moves.freeze()
         if isinstance(chain.step_size_tuner, DualAveraging):
             chain.step_size = chain.step_size_tuner.final_step_size
         tuner = chain.step_size_tuner

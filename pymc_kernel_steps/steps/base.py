@@ -393,6 +393,10 @@ class KernelStep(StartScales, PooledTuning, ArrayStepShared):
         """A proposal from ``x``, and what the step notes about it (:attr:`Transition.context`)."""
         raise NotImplementedError
 
+    def _on_decision(self, x: np.ndarray, transition: Transition) -> None:
+        """After every accept/reject decision on a proposal from ``x`` (not the scouts'),
+        tuning or not: e.g. to learn a mixture's weights."""
+
     def _adapt(self, x: np.ndarray, transition: Transition) -> None:
         """Update the step's adaptation state after a transition to ``x`` (only called while
         adapting, after the move that proposed has adapted itself)."""
@@ -454,6 +458,7 @@ class KernelStep(StartScales, PooledTuning, ArrayStepShared):
         self._track_rejections(accepted)
         proposal.move.record(proposal, x, accepted, accept_prob)
         transition = Transition(proposal, context, accepted, accept_prob, log_ratio)
+        self._on_decision(x, transition)
         if self._adapting():
             proposal.move.update(proposal, x, accept_prob, self.rng)
             self._adapt(x_new, transition)

@@ -15,6 +15,7 @@ from ..core.proposals import kamh_feature_covariance
 from ..core.whitening import Whitening
 from ._docs import with_shared_parameters
 from ._kam import KAMStep
+from ._moves import LearnedMoves, move_code, require_moves
 from ._tuning import SCALE_RANGE, min_accepted_moves
 from ._validation import require_positive
 from .base import ChainState, KernelStep
@@ -56,6 +57,11 @@ class KAMHChain(ChainState):
         One Robbins–Monro ``ν²`` per candidate kernel.
     candidate_jumps, candidate_counts : ndarray or None
         Per candidate: the moving average of ``α ‖u* − u‖²`` and the moves it made.
+    learned_moves : LearnedMoves or None
+        ``moves="learned"``: the mixture of the KAM move, differential evolution, snooker and
+        the random walk, and its weight learner (``learned_moves.weights`` by kind of move,
+        ``learned_moves.stats()`` with every move's acceptance and measured rate); frozen
+        after tuning.
     """
 
     kam: KAMMove | None = None
@@ -65,6 +71,7 @@ class KAMHChain(ChainState):
     candidate_nu2_scales: list | None = None
     candidate_jumps: np.ndarray | None = None
     candidate_counts: np.ndarray | None = None
+    learned_moves: LearnedMoves | None = None
     # internal bookkeeping, not part of the public interface
     #: the tuning phase's mixtures of single-coordinate moves and the random walk, or KAM
     tuning_random_walk: Mixture | None = None
@@ -96,6 +103,8 @@ class KAMH(KAMStep):
     <shared: vars>
     nu2 : float, optional
         Fixed ``ν²``. Default: learned during tuning by Robbins–Monro towards ``target_accept``.
+    <shared: moves>
+        For ``KAMH``, ``"fixed"`` is the KAM move alone after its first fit (the paper).
     kernel : Kernel, optional
         Default: a :class:`~pymc_kernel_steps.core.GaussianKernel` whose lengthscale is chosen
         during tuning among 1, 2, 4, 8 and 32 times the median heuristic (refreshed with the
@@ -134,7 +143,9 @@ class KAMH(KAMStep):
     ``logp_evals`` (target evaluations this iteration), ``logp_nan``, ``lp`` (the model's log
     density; emitted as ``model_logp``, absent for noisy log densities), ``nu2``, ``gamma``,
     ``lengthscale`` (NaN for a kernel without one; in whitened units with ``whiten``),
-    ``n_history`` and ``random_walk`` (True in the initial random-walk phase). The ``tune`` and
+    ``n_history``, ``random_walk`` (True before the KAM move's first fit) and ``move`` (the kind
+    of move that proposed, an index in ``("coordinate", "random_walk", "surrogate_hmc", "kam",
+    "differential_evolution", "snooker")``). The ``tune`` and
     ``warning`` stats are consumed by PyMC and do not appear in the DataTree. Adapted scales stay
     within a factor ``10⁴`` of where they started, and a chain that stays stuck gets one warning
     at the end of sampling.
@@ -167,11 +178,21 @@ class KAMH(KAMStep):
         "lengthscale": (np.float64, []),
         "n_history": (np.int64, []),
         "random_walk": (bool, []),
+        "move": (np.int64, []),
     }
 
-    def __init__(self, vars=None, *, nu2: float | None = None, scouts: int = 4, **shared):
+    def __init__(
+        self,
+        vars=None,
+        *,
+        nu2: float | None = None,
+        moves: str = "fixed",
+        scouts: int = 4,
+        **shared,
+    ):
         if nu2 is not None:
             require_positive("nu2", nu2)
+        self.moves = require_moves(moves)
         self.fixed_nu2 = nu2
         self._tune_length = 0
         super().__init__(vars, scouts=scouts, **shared)
@@ -186,8 +207,15 @@ class KAMH(KAMStep):
         chain = KAMHChain(history=ChainHistory(self.dim))
         chain.random_walk = RandomWalk.optimal(self.dim, SCALE_RANGE, target=self.target_accept)
         chain.kam = KAMMove(self.dim, fixed_nu2=self.fixed_nu2)
-        chain.tuning_random_walk = self._with_coordinate_moves(chain, chain.random_walk, False)
-        chain.tuning_kam = self._with_coordinate_moves(chain, chain.kam, True)
+        if self.moves == "learned":
+            # one mixture from the start: the KAM move passes its turn on until its first fit
+            chain.learned_moves = LearnedMoves(chain.kam, chain.random_walk, chain.history)
+            learned = chain.learned_moves.mixture
+            chain.tuning_random_walk = self._with_coordinate_moves(chain, learned, False)
+            chain.tuning_kam = self._with_coordinate_moves(chain, learned, True)
+        else:
+            chain.tuning_random_walk = self._with_coordinate_moves(chain, chain.random_walk, False)
+            chain.tuning_kam = self._with_coordinate_moves(chain, chain.kam, True)
         chain.whitening = Whitening.identity(self.dim)
         return chain
 
@@ -206,7 +234,9 @@ class KAMH(KAMStep):
         """The random walk until the first fit, then the KAM move; while tuning, mixed with
         single-coordinate moves."""
         chain = self.chain
-        if chain.kam.ready:
+        if chain.learned_moves is not None and not self.tune:
+            move = chain.learned_moves.mixture.choose(self.rng)  # frozen weights
+        elif chain.kam.ready:
             move = chain.tuning_kam.choose(self.rng) if self.tune else chain.kam
         else:
             move = chain.tuning_random_walk.choose(self.rng) if self.tune else chain.random_walk
@@ -236,7 +266,15 @@ class KAMH(KAMStep):
             "lengthscale": float(lengthscale),
             "n_history": len(chain.history),
             "random_walk": random_walk,
+            "move": move_code(transition.proposal),
         }
+
+    def _on_decision(self, x, transition) -> None:
+        """``moves="learned"``: count the proposal's whitened jump towards the weights."""
+        chain = self.chain
+        if chain.learned_moves is not None and self.tune:
+            metric = chain.whitening if self.whiten else chain.random_walk.metric
+            chain.learned_moves.record(transition.proposal, x, transition.accept_prob, metric)
 
     # ------------------------------------------------------------------ adaptation
     def _adapt(self, x, transition):
@@ -269,6 +307,8 @@ class KAMH(KAMStep):
 
     def _on_stop_tuning(self) -> None:
         self._freeze_best_candidate()
+        if self.chain.learned_moves is not None:
+            self.chain.learned_moves.freeze()
 
     def _freeze_best_candidate(self) -> None:
         """Keep the candidate kernel with the largest expected squared jump."""
@@ -284,6 +324,8 @@ class KAMH(KAMStep):
     def setup_chain(self, rng, tune: int, draws: int) -> None:
         self._tune_length = int(tune)
         super().setup_chain(rng, tune, draws)
+        if not self.tune and self.chain.learned_moves is not None:
+            self.chain.learned_moves.freeze()
 
     def _refresh_subsample(self, x, first: bool) -> None:
         """Redraw the sub-sample (from the most recent half of the history), the whitening, the
@@ -327,6 +369,8 @@ class KAMH(KAMStep):
         kam.subsample = subsample
         kam.kernel = kernel
         chain.whitening = whitening
+        if chain.learned_moves is not None and self.whiten:
+            chain.random_walk.metric = whitening  # the mixture's random walk, whitened
         kam.whitening = whitening if self.whiten else None
         kam.gamma_abs = self.gamma * spread
         u = whitening.whiten(x)
@@ -372,7 +416,7 @@ class KAMH(KAMStep):
 
 
 @with_shared_parameters
-class AdaptiveMetropolis(KAMH, withheld=("kernel",)):
+class AdaptiveMetropolis(KAMH, withheld=("kernel", "moves")):
     """Adaptive Metropolis (Haario et al. 2001) with a learned scale: :class:`KAMH` with a linear
     kernel, whose proposal ``N(x, γ² I + 4 ν² n Cov(z))`` does not depend on ``x``.
 

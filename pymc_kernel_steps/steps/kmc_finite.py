@@ -36,7 +36,7 @@ class KMCFinite(_KMC, withheld=("refit_interval",)):
     <shared: n_steps, step_size>
     <shared: step_size_adaptation, trajectory_tuning, target_accept, step_size_jitter>
     <shared: lengthscale>
-    <shared: min_history, adapt_mass, whiten, confine, random_walk_probability>
+    <shared: min_history, adapt_mass, whiten, confine, random_walk_probability, moves>
     <shared: history>
     <shared: adapt_after_tuning, scouts>
     <shared: model, initial_point, compile_kwargs, rng, blocked>

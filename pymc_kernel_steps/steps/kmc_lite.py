@@ -122,7 +122,7 @@ class KMCLite(_KMC):
     refit_interval : int, default 100
         The surrogate is refitted on a fresh sub-sample every ``refit_interval`` adapting
         iterations.
-    <shared: adapt_mass, whiten, confine, random_walk_probability>
+    <shared: adapt_mass, whiten, confine, random_walk_probability, moves>
     <shared: history>
         ``surrogate="regression"`` is fitted to log densities, so it needs the ``idata`` of
         ``pm.sample`` (its ``sample_stats`` hold the log density ``lp`` of every draw) and a step

@@ -79,3 +79,17 @@ def test_a_small_suite_run_writes_a_page(tmp_path):
 def test_labels_follow_the_flattened_reference():
     labels = posteriordb.labels("hmm_example-hmm_example")
     assert labels == ["theta1[0]", "theta1[1]", "theta2[0]", "theta2[1]", "mu[0]", "mu[1]"]
+
+
+def test_learned_variants_are_ours_and_built_with_their_moves():
+    """``KMCLite[learned]`` and the other variants: our samplers in the ratios, constructed with
+    ``moves="learned"``."""
+    import functools
+
+    from pymc_kernel_steps.bench.suite import OUR_VARIANTS, _samplers, is_ours
+
+    assert is_ours("KMCLite[learned]") and is_ours("KAMH") and not is_ours("DEMetropolisZ")
+    for sampler in _samplers(None, 2, OUR_VARIANTS):
+        assert isinstance(sampler.factory, functools.partial)
+        assert sampler.factory.keywords == {"moves": "learned"}
+        assert sampler.name == f"{sampler.factory.func.__name__}[learned]"

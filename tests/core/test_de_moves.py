@@ -102,3 +102,21 @@ def test_a_mixture_with_weights_learned_while_tuning_keeps_the_target():
     assert stats["differential_evolution.acceptance"] > 0.1
     with pytest.raises(RuntimeError, match="frozen"):
         runs[0][1].set_weights([0.0, 0.0, 1.0])
+
+
+def test_population_forgets_the_oldest_share_of_the_history():
+    history = ChainHistory(2)
+    de = DifferentialEvolution.optimal(history, min_population=5, forget=0.5)
+    snooker = Snooker(history, min_population=5, forget=0.5)
+    history.extend(np.arange(16.0).reshape(8, 2))
+    assert not de.ready  # the recent half of 8 states: 4
+    history.append(np.zeros(2))
+    assert de.ready and snooker.ready
+    np.testing.assert_array_equal(de.population(), history.points[4:9])
+    de.freeze()
+    history.extend(np.ones((10, 2)))
+    np.testing.assert_array_equal(de.population(), history.points[4:9])
+    assert de.stats()["population"] == 5.0
+    np.testing.assert_array_equal(snooker.population(), history.points[9:19])
+    with pytest.raises(ValueError, match="`forget`"):
+        Snooker(history, forget=1.0)

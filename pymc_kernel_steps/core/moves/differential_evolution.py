@@ -21,14 +21,19 @@ __all__ = ["DifferentialEvolution", "Snooker"]
 
 
 class _PopulationMove(Move):
-    """A move that draws from the first :attr:`population_size` states of ``history``."""
+    """A move that draws from the first :attr:`population_size` states of ``history``, less the
+    oldest share ``forget`` of them (the initial transient, as ``DEMetropolisZ``'s
+    ``tune_drop_fraction``)."""
 
-    def __init__(self, history: ChainHistory, min_population: int):
+    def __init__(self, history: ChainHistory, min_population: int, forget: float = 0.0):
         super().__init__()
         if min_population < 3:
             raise ValueError(f"`min_population` must be at least 3, got {min_population}.")
+        if not 0.0 <= forget < 1.0:
+            raise ValueError(f"`forget` must lie in [0, 1), got {forget}.")
         self.history = history
         self.min_population = int(min_population)
+        self.forget = float(forget)
         self.frozen_size: int | None = None
 
     @property
@@ -36,11 +41,16 @@ class _PopulationMove(Move):
         return len(self.history) if self.frozen_size is None else self.frozen_size
 
     @property
+    def population_start(self) -> int:
+        """Index in the history of the population's first state."""
+        return int(self.forget * self.population_size)
+
+    @property
     def ready(self) -> bool:
-        return self.population_size >= self.min_population
+        return self.population_size - self.population_start >= self.min_population
 
     def population(self) -> np.ndarray:
-        return self.history.points[: self.population_size]
+        return self.history.points[self.population_start : self.population_size]
 
     def freeze(self) -> None:
         """End of tuning: the population is the history stored so far, from now on."""
@@ -48,7 +58,10 @@ class _PopulationMove(Move):
         self.frozen_size = len(self.history)
 
     def stats(self) -> dict[str, float]:
-        return {**super().stats(), "population": float(self.population_size)}
+        return {
+            **super().stats(),
+            "population": float(self.population_size - self.population_start),
+        }
 
 
 class DifferentialEvolution(_PopulationMove):
@@ -66,7 +79,9 @@ class DifferentialEvolution(_PopulationMove):
         Standard deviations of the jitter (0: none; the mixture's other moves make the chain
         irreducible).
     min_population : int
-        States the history must hold before the move proposes.
+        States the population must hold before the move proposes.
+    forget : float
+        Share of the oldest states of the history left out of the population, in [0, 1).
     """
 
     kind = "differential_evolution"
@@ -77,8 +92,9 @@ class DifferentialEvolution(_PopulationMove):
         scale: RobbinsMonroScale,
         noise=0.0,
         min_population: int = 20,
+        forget: float = 0.0,
     ):
-        super().__init__(history, min_population)
+        super().__init__(history, min_population, forget)
         self.scale = scale
         self.noise = noise
 
@@ -113,15 +129,21 @@ class Snooker(_PopulationMove):
     scale : float
         The jump's factor (default 1.7, ter Braak & Vrugt's and emcee's).
     min_population : int
-        States the history must hold before the move proposes.
+        States the population must hold before the move proposes.
+    forget : float
+        Share of the oldest states of the history left out of the population, in [0, 1).
     """
 
     kind = "snooker"
 
     def __init__(
-        self, history: ChainHistory, scale: float = SNOOKER_SCALE, min_population: int = 20
+        self,
+        history: ChainHistory,
+        scale: float = SNOOKER_SCALE,
+        min_population: int = 20,
+        forget: float = 0.0,
     ):
-        super().__init__(history, min_population)
+        super().__init__(history, min_population, forget)
         if not (math.isfinite(scale) and scale > 0):
             raise ValueError(f"`scale` must be positive and finite, got {scale}.")
         self.scale = float(scale)

@@ -1,0 +1,154 @@
+"""``moves="learned"``: a step's own move, the random walk, differential evolution and snooker in
+one mixture whose weights are learned while tuning and frozen at its end (issue 24).
+
+The weights follow :class:`~pymc_kernel_steps.core.JumpRateWeights`: each move's
+Rao–Blackwellised squared jump ``α ‖L⁻¹(x* − x)‖²`` per evaluation, in the chain's current
+whitening ``L``, with a floor so that no move dies. Differential evolution and snooker draw from
+the chain's own history (its most recent half); at the end of tuning the weights and that
+population are frozen, so the draws come from one fixed mixture of exact Metropolis–Hastings
+kernels.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..core.history import ChainHistory
+from ..core.move_weights import JumpRateWeights
+from ..core.moves import DifferentialEvolution, Mixture, Move, Proposal, RandomWalk, Snooker
+from ..core.whitening import Whitening
+
+__all__ = ["MOVES", "MOVE_KINDS", "LEARNED_INITIAL_WEIGHTS", "LearnedMoves", "move_code"]
+
+#: the values of the steps' ``moves`` parameter
+MOVES = ("fixed", "learned")
+#: the ``move`` sample stat is the index in this tuple of the kind of move that proposed
+#: (-1: another kind)
+MOVE_KINDS = (
+    "coordinate",
+    "random_walk",
+    "surrogate_hmc",
+    "kam",
+    "differential_evolution",
+    "snooker",
+)
+#: initial weights of the step's own move, the random walk, differential evolution and snooker
+LEARNED_INITIAL_WEIGHTS = (0.4, 0.2, 0.2, 0.2)
+#: smallest weight of any move of the learned mixture
+LEARNED_FLOOR = 0.05
+#: evaluations every move must have spent before the measured rates set the weights
+LEARNED_MIN_EVALUATIONS = 20
+#: the oldest share of the history left out of the population of DE and snooker
+POPULATION_FORGET = 0.5
+#: a whitened squared jump counts at most this times the dimension: two independent draws of a
+#: whitened posterior are ``2 d`` apart on average, so more means the whitening of the moment
+#: underestimates the scale (early in tuning a near-degenerate history gave one DE jump of
+#: 10²⁸ on curved6, and the cumulative rate fixed DE's weight at its maximum for the rest of
+#: tuning)
+JUMP_CAP_PER_DIMENSION = 10.0
+
+
+def move_code(proposal: Proposal) -> int:
+    """The ``move`` stat: the index of the proposal's kind in :data:`MOVE_KINDS` (-1: other)."""
+    try:
+        return MOVE_KINDS.index(proposal.kind)
+    except ValueError:
+        return -1
+
+
+def require_moves(moves) -> str:
+    """Check the ``moves`` parameter."""
+    if not isinstance(moves, str) or moves not in MOVES:
+        raise ValueError(
+            f"`moves` must be one of {MOVES}: 'fixed' (the step's own move, as the papers, "
+            "mixed with a random walk where the step has one) or 'learned' (its own move, a "
+            "random walk, differential evolution and snooker, with weights learned while "
+            f"tuning); got moves={moves!r}."
+        )
+    return moves
+
+
+class LearnedMoves:
+    """The mixture of ``moves="learned"`` and its weight learner.
+
+    Parameters
+    ----------
+    own : Move
+        The step's own move (a surrogate trajectory, a KAM move); it passes its turn on until it
+        is ready.
+    random_walk : RandomWalk
+        The step's random walk (always ready: the mixture's last component).
+    history : ChainHistory
+        The chain's history: the population of differential evolution and snooker.
+
+    Attributes
+    ----------
+    mixture : Mixture
+        Own move, differential evolution, snooker and random walk, in this order.
+    learner : JumpRateWeights
+        The rates measured while tuning and the weights they give.
+    """
+
+    def __init__(self, own: Move, random_walk: RandomWalk, history: ChainHistory):
+        de = DifferentialEvolution.optimal(history, forget=POPULATION_FORGET)
+        snooker = Snooker(history, forget=POPULATION_FORGET)
+        own_w, rw_w, de_w, snooker_w = LEARNED_INITIAL_WEIGHTS
+        self.mixture = Mixture(
+            [(own, own_w), (de, de_w), (snooker, snooker_w), (random_walk, rw_w)]
+        )
+        self.learner = JumpRateWeights(
+            self.mixture.weights, floor=LEARNED_FLOOR, min_evaluations=LEARNED_MIN_EVALUATIONS
+        )
+
+    @property
+    def moves(self) -> list[Move]:
+        return self.mixture.moves
+
+    @property
+    def frozen(self) -> bool:
+        return self.learner.frozen
+
+    @property
+    def weights(self) -> dict[str, float]:
+        """The mixture's weights by kind of move."""
+        return {move.kind: w for move, w in zip(self.moves, self.mixture.weights, strict=True)}
+
+    def stats(self) -> dict[str, float]:
+        """Every move's weight, acceptance, expected squared jump (model units) and own figures
+        (``"<kind>.<name>"``), and its measured rate (``"<kind>.rate"``: whitened squared jump
+        per evaluation while tuning)."""
+        out = self.mixture.stats()
+        for move, rate in zip(self.moves, self.learner.rates(), strict=True):
+            out[f"{move.kind}.rate"] = float(rate)
+        return out
+
+    def record(self, proposal: Proposal, x: np.ndarray, accept_prob: float, metric) -> None:
+        """Count a proposal of one of the mixture's moves (others, such as the tuning phase's
+        coordinate moves, are not counted) and push the learned weights into the mixture.
+
+        Counted only once the step's own move is ready (its first fit): every move is then
+        measured over the same iterations, in a whitening learned from the history, and the
+        weights until then are the initial ones. A squared jump counts at most
+        :data:`JUMP_CAP_PER_DIMENSION` ``× d``."""
+        if self.frozen or not self.moves[0].ready:
+            return
+        index = next((i for i, move in enumerate(self.moves) if proposal.move is move), None)
+        if index is None:
+            return
+        squared_jump = 0.0
+        if proposal.evaluated:
+            jump = np.asarray(proposal.x) - np.asarray(x)
+            if isinstance(metric, Whitening):
+                jump = metric.inv_chol @ jump
+            squared_jump = min(float(jump @ jump), JUMP_CAP_PER_DIMENSION * jump.size)
+        self.learner.record(index, accept_prob, squared_jump, 1)
+        weights = self.learner.weights
+        weights = weights / weights.sum()
+        if not np.array_equal(weights, self.mixture.weights):
+            self.mixture.set_weights(weights.tolist())
+
+    def freeze(self) -> None:
+        """End of tuning: the weights, the population and the moves' adaptation stop."""
+        self.learner.freeze()
+        if self.mixture.tuning:
+            self.mixture.freeze()
