@@ -41,9 +41,11 @@ MIN_MASS_DRAWS = 20
 #: window length when there is no tuning phase to divide
 UNTUNED_WINDOW = 10
 #: after a start far from the posterior, the step-size search is repeated at the current point
-#: at these iterations and then at doubling ones (2, 4, 8, ... × the last) until the first
+#: at these iterations and then at doublings of the last (20, 40, ...) until the first
 #: mass-matrix update; where the step size found lies outside the box, a new box and optimiser
-#: start
+#: start. (On posteriordb's earn_height the first transition from sigma = 1 flings sigma to
+#: about 2·10⁶, where the step size found at the start, 5·10⁻⁷, left the chain still for 150
+#: iterations.)
 FAR_START_CHECKS = (5, 10)
 #: after a start far from the posterior, mass-matrix estimates at these fractions of the tuning
 #: phase instead (Stan's doubling windows for 1000 tuning iterations: 75 + 25, 50, 100, 200): the
@@ -149,7 +151,12 @@ class AdaptiveHMC(KernelStep, withheld=("scouts",)):
     and the start lies in the posterior's bulk (see *The start of tuning* in the usage guide),
     and 1 elsewhere, and is the posterior
     variance estimated from the tuning draws at 15 % and 40 % of the tuning phase; after each
-    estimate a step-size search and a fresh optimisation start. At the end of tuning the
+    estimate a step-size search and a fresh optimisation start. After a start outside the
+    posterior's bulk (a transient, where the step size and scales found at the start do not
+    hold) the estimates come at 7.5, 10, 15, 25 and 45 % of the tuning phase (Stan's doubling
+    windows), the step-size search is repeated at iterations 5, 10, 20, … before the first,
+    with a new box and optimiser wherever the step size found lies outside the box, and the
+    box's ``L`` reaches at least 100 until the last estimate. At the end of tuning the
     ``(ε, L)`` of largest posterior-mean reward is kept.
 
     Parameters
@@ -160,7 +167,8 @@ class AdaptiveHMC(KernelStep, withheld=("scouts",)):
         ``ε₀`` the step size at which one leapfrog step is accepted with probability ½, found by
         doubling/halving at the current point after each mass-matrix update).
     n_steps_bounds : (int, int), optional
-        The box's range of ``L`` (default ``[1, min(1000, max(10, ⌈2π / ε₀⌉))]``).
+        The box's range of ``L`` (default ``[1, min(1000, max(10, ⌈2π / ε₀⌉))]``; ``max(100,
+        ...)`` while the mass matrix is provisional after a start far from the posterior).
     adapt_mass : bool, default True
         Start the diagonal mass matrix at the start's frame (conditional variances far from 1)
         and estimate it from the tuning draws (False keeps the identity).
