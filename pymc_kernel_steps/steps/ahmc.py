@@ -51,7 +51,7 @@ FAR_START_CHECKS = (5, 10)
 #: phase instead (Stan's doubling windows for 1000 tuning iterations: 75 + 25, 50, 100, 200): the
 #: chain's first draws are a transient, and each estimate learns only the scales the chain moved
 #: over under the previous one
-FAR_START_MASS_UPDATE_FRACTIONS = (0.075, 0.1, 0.15, 0.25, 0.45)
+FAR_START_MASS_UPDATE_FRACTIONS = (0.075, 0.1, 0.15, 0.4)
 #: while the mass matrix is provisional after a far start (before its last update), the box's
 #: largest ``L`` is at least this: ``2π / ε₀`` is half a period in a metric that fits the
 #: posterior, and the provisional one does not
