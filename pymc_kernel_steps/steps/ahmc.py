@@ -48,9 +48,11 @@ UNTUNED_WINDOW = 10
 #: iterations.)
 FAR_START_CHECKS = (5, 10)
 #: after a start far from the posterior, mass-matrix estimates at these fractions of the tuning
-#: phase instead (Stan's doubling windows for 1000 tuning iterations: 75 + 25, 50, 100, 200): the
-#: chain's first draws are a transient, and each estimate learns only the scales the chain moved
-#: over under the previous one
+#: phase instead: doubling windows in the transient (for 1000 tuning iterations 37-75, 75-100,
+#: 100-150, as Stan's), then the last window 150-400 as after a start in the bulk. Each estimate
+#: learns only the scales the chain moved over under the previous one, so the transient needs
+#: several. (Stan's 250 and 450 for the last two cost sblrc-blr 38 % of its ESS per gradient and
+#: left one mesquite run stuck, at 5 ESS: a last window of 200 draws.)
 FAR_START_MASS_UPDATE_FRACTIONS = (0.075, 0.1, 0.15, 0.4)
 #: while the mass matrix is provisional after a far start (before its last update), the box's
 #: largest ``L`` is at least this: ``2π / ε₀`` is half a period in a metric that fits the
@@ -153,8 +155,8 @@ class AdaptiveHMC(KernelStep, withheld=("scouts",)):
     variance estimated from the tuning draws at 15 % and 40 % of the tuning phase; after each
     estimate a step-size search and a fresh optimisation start. After a start outside the
     posterior's bulk (a transient, where the step size and scales found at the start do not
-    hold) the estimates come at 7.5, 10, 15, 25 and 45 % of the tuning phase (Stan's doubling
-    windows), the step-size search is repeated at iterations 5, 10, 20, … before the first,
+    hold) the estimates come at 7.5, 10, 15 and 40 % of the tuning phase (doubling windows in
+    the transient), the step-size search is repeated at iterations 5, 10, 20, … before the first,
     with a new box and optimiser wherever the step size found lies outside the box, and the
     box's ``L`` reaches at least 100 until the last estimate. At the end of tuning the
     ``(ε, L)`` of largest posterior-mean reward is kept.
