@@ -534,11 +534,14 @@ MAX_MAX_N_STEPS = 1000
 
 
 def default_hmc_box(
-    reference_step_size: float, step_size_bounds=None, n_steps_bounds=None
+    reference_step_size: float,
+    step_size_bounds=None,
+    n_steps_bounds=None,
+    min_max_n_steps: int = MIN_MAX_N_STEPS,
 ) -> SearchBox:
     """The search box of ``(step_size, n_steps)``: the user's bounds where given, else
-    ``ε ∈ [ε₀ / 10, 2 ε₀]`` and ``L ∈ [1, min(1000, max(10, ⌈2π / ε₀⌉))]``, both on a
-    logarithmic scale."""
+    ``ε ∈ [ε₀ / 10, 2 ε₀]`` and ``L ∈ [1, min(1000, max(min_max_n_steps, ⌈2π / ε₀⌉))]``
+    (``min_max_n_steps`` 10 by default), both on a logarithmic scale."""
     if step_size_bounds is None:
         step_size_bounds = (
             STEP_SIZE_RANGE[0] * reference_step_size,
@@ -546,7 +549,7 @@ def default_hmc_box(
         )
     if n_steps_bounds is None:
         upper = math.ceil(2 * math.pi / reference_step_size)
-        n_steps_bounds = (1, min(MAX_MAX_N_STEPS, max(MIN_MAX_N_STEPS, upper)))
+        n_steps_bounds = (1, min(MAX_MAX_N_STEPS, max(int(min_max_n_steps), upper)))
     return SearchBox(
         (step_size_bounds[0], n_steps_bounds[0]),
         (step_size_bounds[1], n_steps_bounds[1]),

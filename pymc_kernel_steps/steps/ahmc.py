@@ -15,7 +15,7 @@ from pymc.vartypes import discrete_types
 from rich.progress import TextColumn
 from rich.table import Column
 
-from ..core.bayesopt import WindowedTuner, default_hmc_box
+from ..core.bayesopt import MIN_MAX_N_STEPS, WindowedTuner, default_hmc_box
 from ..core.history import ChainHistory
 from ..core.hmc import HamiltonianState, find_step_size, hmc_transition, regularized_variance
 from ._docs import with_shared_parameters
@@ -40,6 +40,24 @@ MASS_UPDATE_FRACTIONS = (0.15, 0.4)
 MIN_MASS_DRAWS = 20
 #: window length when there is no tuning phase to divide
 UNTUNED_WINDOW = 10
+#: after a start far from the posterior, the step-size search is repeated at the current point
+#: at these iterations and then at doublings of the last (20, 40, ...) until the first
+#: mass-matrix update; where the step size found lies outside the box, a new box and optimiser
+#: start. (On posteriordb's earn_height the first transition from sigma = 1 flings sigma to
+#: about 2·10⁶, where the step size found at the start, 5·10⁻⁷, left the chain still for 150
+#: iterations.)
+FAR_START_CHECKS = (5, 10)
+#: after a start far from the posterior, mass-matrix estimates at these fractions of the tuning
+#: phase instead: doubling windows in the transient (for 1000 tuning iterations 37-75, 75-100,
+#: 100-150, as Stan's), then the last window 150-400 as after a start in the bulk. Each estimate
+#: learns only the scales the chain moved over under the previous one, so the transient needs
+#: several. (Stan's 250 and 450 for the last two cost sblrc-blr 38 % of its ESS per gradient and
+#: left one mesquite run stuck, at 5 ESS: a last window of 200 draws.)
+FAR_START_MASS_UPDATE_FRACTIONS = (0.075, 0.1, 0.15, 0.4)
+#: while the mass matrix is provisional after a far start (before its last update), the box's
+#: largest ``L`` is at least this: ``2π / ε₀`` is half a period in a metric that fits the
+#: posterior, and the provisional one does not
+PROVISIONAL_MIN_MAX_N_STEPS = 100
 
 
 @dataclass
@@ -73,6 +91,8 @@ class AdaptiveHMCChain(ChainState):
     mass_updates: tuple[int, ...] = ()
     last_mass_update: int = 0
     window: int = 1
+    far_start: bool = False
+    box_checks: tuple[int, ...] = ()
     nan_this_iteration: bool = False
 
 
@@ -133,7 +153,12 @@ class AdaptiveHMC(KernelStep, withheld=("scouts",)):
     and the start lies in the posterior's bulk (see *The start of tuning* in the usage guide),
     and 1 elsewhere, and is the posterior
     variance estimated from the tuning draws at 15 % and 40 % of the tuning phase; after each
-    estimate a step-size search and a fresh optimisation start. At the end of tuning the
+    estimate a step-size search and a fresh optimisation start. After a start outside the
+    posterior's bulk (a transient, where the step size and scales found at the start do not
+    hold) the estimates come at 7.5, 10, 15 and 40 % of the tuning phase (doubling windows in
+    the transient), the step-size search is repeated at iterations 5, 10, 20, … before the first,
+    with a new box and optimiser wherever the step size found lies outside the box, and the
+    box's ``L`` reaches at least 100 until the last estimate. At the end of tuning the
     ``(ε, L)`` of largest posterior-mean reward is kept.
 
     Parameters
@@ -144,7 +169,8 @@ class AdaptiveHMC(KernelStep, withheld=("scouts",)):
         ``ε₀`` the step size at which one leapfrog step is accepted with probability ½, found by
         doubling/halving at the current point after each mass-matrix update).
     n_steps_bounds : (int, int), optional
-        The box's range of ``L`` (default ``[1, min(1000, max(10, ⌈2π / ε₀⌉))]``).
+        The box's range of ``L`` (default ``[1, min(1000, max(10, ⌈2π / ε₀⌉))]``; ``max(100,
+        ...)`` while the mass matrix is provisional after a start far from the posterior).
     adapt_mass : bool, default True
         Start the diagonal mass matrix at the start's frame (conditional variances far from 1)
         and estimate it from the tuning draws (False keeps the identity).
@@ -309,16 +335,24 @@ class AdaptiveHMC(KernelStep, withheld=("scouts",)):
             chain.mass_updates = tuple(int(round(f * tune)) for f in MASS_UPDATE_FRACTIONS)
         return chain
 
-    def _start_optimisation(self, evaluations: int) -> int:
-        """Step-size search at the current point, then a fresh box and optimiser; returns the
-        evaluations made."""
+    def _start_optimisation(self, evaluations: int, reference: float | None = None) -> int:
+        """Step-size search at the current point (unless ``reference`` gives its result), then a
+        fresh box and optimiser; returns the evaluations made."""
         chain = self.chain
-        initial = chain.step_size if math.isfinite(chain.step_size) else 1.0
-        reference, used = find_step_size(
-            self.rng, chain.hamiltonian, self._logp_and_grad, chain.inv_mass, initial=initial
-        )
+        used = 0
+        if reference is None:
+            initial = chain.step_size if math.isfinite(chain.step_size) else 1.0
+            reference, used = find_step_size(
+                self.rng, chain.hamiltonian, self._logp_and_grad, chain.inv_mass, initial=initial
+            )
         chain.reference_step_size = reference
-        box = default_hmc_box(reference, self.step_size_bounds, self.n_steps_bounds)
+        provisional = chain.far_start and any(u > chain.iteration for u in chain.mass_updates)
+        box = default_hmc_box(
+            reference,
+            self.step_size_bounds,
+            self.n_steps_bounds,
+            min_max_n_steps=PROVISIONAL_MIN_MAX_N_STEPS if provisional else MIN_MAX_N_STEPS,
+        )
         start = (0.5 * reference, math.sqrt(box.lower[1] * box.upper[1]))
         if chain.tuner is not None:
             chain.earlier_windows += chain.tuner.windows
@@ -335,6 +369,38 @@ class AdaptiveHMC(KernelStep, withheld=("scouts",)):
 
     def _sizes_its_start(self) -> bool:
         return self.adapt_mass and super()._sizes_its_start()
+
+    def _scales_at(self, x: np.ndarray, value: float, record: bool = True):
+        found = super()._scales_at(x, value, record)
+        if record:
+            self.chain.far_start = found.far_from_posterior
+        return found
+
+    def _box_checks(self) -> tuple[int, ...]:
+        """The iterations of :data:`FAR_START_CHECKS` and their doublings before the first
+        mass-matrix update (or the end of tuning)."""
+        chain = self.chain
+        end = chain.mass_updates[0] if chain.mass_updates else self._tune_length
+        checks = [c for c in FAR_START_CHECKS if c < end]
+        while checks and 2 * checks[-1] < end:
+            checks.append(2 * checks[-1])
+        return tuple(checks)
+
+    def _check_box(self, evaluations: int) -> int:
+        """The step-size search at the current point; a new box and optimiser if the step size
+        found lies outside the box (the chain has left the region the box was set for)."""
+        chain = self.chain
+        reference, used = find_step_size(
+            self.rng,
+            chain.hamiltonian,
+            self._logp_and_grad,
+            chain.inv_mass,
+            initial=chain.reference_step_size,
+        )
+        box = chain.tuner.optimizer.box
+        if not box.lower[0] <= reference <= box.upper[0]:
+            return self._start_optimisation(evaluations + used, reference=reference)
+        return evaluations + used
 
     def _update_mass(self) -> bool:
         """Estimate the mass matrix from the draws since the last estimate; True if it changed."""
@@ -385,12 +451,21 @@ class AdaptiveHMC(KernelStep, withheld=("scouts",)):
                 # the first metric: each coordinate's conditional variance at the start
                 evaluations += self._measure_start_scales(x, chain.hamiltonian.logp)
                 chain.inv_mass = self._start_frame() ** 2
+                if chain.far_start and self.tune and chain.mass_updates:
+                    tune = self._tune_length
+                    chain.mass_updates = tuple(
+                        int(round(f * tune)) for f in FAR_START_MASS_UPDATE_FRACTIONS
+                    )
+                if chain.far_start and self.tune:
+                    chain.box_checks = self._box_checks()
             if self.shared:
                 self._snapshot_outside()
         if chain.tuner is None:
             evaluations = self._start_optimisation(evaluations)
         elif self.tune and chain.iteration in chain.mass_updates and self._update_mass():
             evaluations = self._start_optimisation(evaluations)
+        elif self.tune and chain.iteration in chain.box_checks:
+            evaluations = self._check_box(evaluations)
 
         step_size, max_n_steps = chain.step_size, chain.max_n_steps
         chain.hamiltonian, info = hmc_transition(

@@ -184,6 +184,38 @@ def test_default_box_comes_from_the_step_size_search():
     assert box.lower[1] == 1 and box.upper[1] == max(10, math.ceil(2 * math.pi / reference))
 
 
+def _uncentred_regression():
+    """Earnings in dollars on an uncentred height (as posteriordb's ``earnings-earn_height``,
+    smaller): flat intercept and slope (correlation −0.998), a flat scale of about 19,000,
+    started at 0 and 1; returns the model and the least-squares fit (the posterior mean of the
+    coefficients) with its standard errors."""
+    rng = np.random.default_rng(5)
+    height = rng.normal(66.0, 4.0, size=300)
+    earn = -60_000.0 + 1_260.0 * height + rng.normal(0.0, 19_000.0, size=300)
+    design = np.column_stack([np.ones_like(height), height])
+    fit, residuals, *_ = np.linalg.lstsq(design, earn, rcond=None)
+    scale2 = float(residuals[0]) / (height.size - 2)
+    se = np.sqrt(np.diag(scale2 * np.linalg.inv(design.T @ design)))
+    with pm.Model() as model:
+        beta = pm.Flat("beta", shape=2)
+        sigma = pm.HalfFlat("sigma")
+        pm.Normal("earn", beta[0] + beta[1] * height, sigma, observed=earn)
+    return model, fit, se, math.sqrt(scale2)
+
+
+def test_start_far_from_an_uncentred_regression_finds_its_posterior():
+    """From beta = 0, sigma = 1 the first transition flings sigma to millions, where the step
+    size found at the start (10⁻⁷) is hopeless; after a far start the box is re-checked, the
+    mass matrix is re-estimated in doubling windows and L may reach 100 while it is provisional,
+    so the chain reaches the ridge (before: the intercept stayed within ±40 of 0, 6 sds away)."""
+    model, fit, se, scale = _uncentred_regression()
+    idata = _sample(model, tune=1000, draws=1000, random_seed=1)
+    beta = idata.posterior.beta.values.reshape(-1, 2)
+    np.testing.assert_array_less(np.abs(beta.mean(axis=0) - fit), 2 * se)
+    assert float(idata.posterior.sigma.mean()) == pytest.approx(scale, rel=0.05)
+    assert np.all(beta.std(axis=0) > 0.5 * se)
+
+
 def test_no_tuning_still_samples_with_the_initial_parameters():
     idata = _sample(correlated_gaussian_model(), tune=0, draws=600)
     stats = idata.sample_stats
