@@ -30,6 +30,7 @@ class StartScales:
             return 0
         found = self._scales_at(x, value)
         self.chain.start_scales = found.frame()
+        self.chain.start_far_from_posterior = found.far_from_posterior
         self._on_start_scales()
         return found.evaluations
 

@@ -100,6 +100,10 @@ class ChainState:
         coordinate's conditional scale at the chain's start where it lies more than a factor
         100 from 1 and the start is in the posterior's bulk, else 1
         (:meth:`~pymc_kernel_steps.core.StartScales.frame`; None: not measured).
+    start_far_from_posterior : bool
+        Whether the start's slopes put it far from the posterior
+        (:attr:`~pymc_kernel_steps.core.StartScales.far_from_posterior`): a transient, where the
+        scales measured there say nothing of the posterior's (False: not measured).
     scout_iterations : int
         The first iterations of tuning that belong to the scouts (0: no scouts).
     scouts : Scouts or None
@@ -114,6 +118,7 @@ class ChainState:
     iteration: int = 0
     total_iterations: int = 0
     start_scales: np.ndarray | None = None
+    start_far_from_posterior: bool = False
     scout_iterations: int = 0
     scouts: Scouts | None = None
     random_walk: RandomWalk | None = None

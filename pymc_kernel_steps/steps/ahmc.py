@@ -91,7 +91,6 @@ class AdaptiveHMCChain(ChainState):
     mass_updates: tuple[int, ...] = ()
     last_mass_update: int = 0
     window: int = 1
-    far_start: bool = False
     box_checks: tuple[int, ...] = ()
     nan_this_iteration: bool = False
 
@@ -346,7 +345,9 @@ class AdaptiveHMC(KernelStep, withheld=("scouts",)):
                 self.rng, chain.hamiltonian, self._logp_and_grad, chain.inv_mass, initial=initial
             )
         chain.reference_step_size = reference
-        provisional = chain.far_start and any(u > chain.iteration for u in chain.mass_updates)
+        provisional = chain.start_far_from_posterior and any(
+            update > chain.iteration for update in chain.mass_updates
+        )
         box = default_hmc_box(
             reference,
             self.step_size_bounds,
@@ -369,12 +370,6 @@ class AdaptiveHMC(KernelStep, withheld=("scouts",)):
 
     def _sizes_its_start(self) -> bool:
         return self.adapt_mass and super()._sizes_its_start()
-
-    def _scales_at(self, x: np.ndarray, value: float, record: bool = True):
-        found = super()._scales_at(x, value, record)
-        if record:
-            self.chain.far_start = found.far_from_posterior
-        return found
 
     def _box_checks(self) -> tuple[int, ...]:
         """The iterations of :data:`FAR_START_CHECKS` and their doublings before the first
@@ -451,12 +446,12 @@ class AdaptiveHMC(KernelStep, withheld=("scouts",)):
                 # the first metric: each coordinate's conditional variance at the start
                 evaluations += self._measure_start_scales(x, chain.hamiltonian.logp)
                 chain.inv_mass = self._start_frame() ** 2
-                if chain.far_start and self.tune and chain.mass_updates:
-                    tune = self._tune_length
-                    chain.mass_updates = tuple(
-                        int(round(f * tune)) for f in FAR_START_MASS_UPDATE_FRACTIONS
-                    )
-                if chain.far_start and self.tune:
+                if chain.start_far_from_posterior and self.tune:
+                    if chain.mass_updates:
+                        tune = self._tune_length
+                        chain.mass_updates = tuple(
+                            int(round(f * tune)) for f in FAR_START_MASS_UPDATE_FRACTIONS
+                        )
                     chain.box_checks = self._box_checks()
             if self.shared:
                 self._snapshot_outside()
