@@ -392,6 +392,8 @@ class _KMC(KernelStep):
                 fallback_variance=self._fallback_variance(chain.random_walk.scale.scale),
                 min_variance=self._variance_floor(),
             )
+            if chain.learned_moves is not None:
+                chain.learned_moves.fit_envelope(chain.rw_whitening)
 
     # ------------------------------------------------------------------ adaptation
     def _adapt(self, x, transition):

@@ -1,12 +1,13 @@
-"""``moves="learned"``: a step's own move, the random walk, differential evolution and snooker in
-one mixture whose weights are learned while tuning and frozen at its end (issue 24).
+"""``moves="learned"``: a step's own move, the random walk, differential evolution, snooker and an
+independence proposal from a heavy-tailed envelope of the history in one mixture whose weights are learned while tuning and frozen at its end (issue 24).
 
 The weights follow :class:`~pymc_kernel_steps.core.JumpRateWeights`: each move's
 Rao–Blackwellised squared jump ``α ‖L⁻¹(x* − x)‖²`` per evaluation, in the chain's current
 whitening ``L``, with a floor so that no move dies. Differential evolution and snooker draw from
 the chain's own history (its most recent half); at the end of tuning the weights and that
 population are frozen, so the draws come from one fixed mixture of exact Metropolis–Hastings
-kernels.
+kernels. The envelope (a multivariate t with the history's mean and covariance) is what brings a
+chain back from a tail where the other moves are stuck.
 """
 
 from __future__ import annotations
@@ -15,7 +16,15 @@ import numpy as np
 
 from ..core.history import ChainHistory
 from ..core.move_weights import JumpRateWeights
-from ..core.moves import DifferentialEvolution, Mixture, Move, Proposal, RandomWalk, Snooker
+from ..core.moves import (
+    DifferentialEvolution,
+    Envelope,
+    Mixture,
+    Move,
+    Proposal,
+    RandomWalk,
+    Snooker,
+)
 from ..core.whitening import Whitening
 
 __all__ = ["MOVES", "MOVE_KINDS", "LEARNED_INITIAL_WEIGHTS", "LearnedMoves", "move_code"]
@@ -31,9 +40,11 @@ MOVE_KINDS = (
     "kam",
     "differential_evolution",
     "snooker",
+    "envelope",
 )
-#: initial weights of the step's own move, the random walk, differential evolution and snooker
-LEARNED_INITIAL_WEIGHTS = (0.4, 0.2, 0.2, 0.2)
+#: initial weights of the step's own move, differential evolution, snooker, the envelope and the
+#: random walk (the mixture's order)
+LEARNED_INITIAL_WEIGHTS = (0.4, 0.15, 0.15, 0.15, 0.15)
 #: smallest weight of any move of the learned mixture
 LEARNED_FLOOR = 0.05
 #: evaluations every move must have spent before the measured rates set the weights
@@ -84,7 +95,10 @@ class LearnedMoves:
     Attributes
     ----------
     mixture : Mixture
-        Own move, differential evolution, snooker and random walk, in this order.
+        Own move, differential evolution, snooker, envelope and random walk, in this order.
+    envelope : Envelope
+        The independence proposal; not ready until :meth:`fit_envelope` gives it the history's
+        whitening.
     learner : JumpRateWeights
         The rates measured while tuning and the weights they give.
     """
@@ -92,9 +106,16 @@ class LearnedMoves:
     def __init__(self, own: Move, random_walk: RandomWalk, history: ChainHistory):
         de = DifferentialEvolution.optimal(history, forget=POPULATION_FORGET)
         snooker = Snooker(history, forget=POPULATION_FORGET)
-        own_w, rw_w, de_w, snooker_w = LEARNED_INITIAL_WEIGHTS
+        self.envelope = Envelope()
+        own_w, de_w, snooker_w, envelope_w, rw_w = LEARNED_INITIAL_WEIGHTS
         self.mixture = Mixture(
-            [(own, own_w), (de, de_w), (snooker, snooker_w), (random_walk, rw_w)]
+            [
+                (own, own_w),
+                (de, de_w),
+                (snooker, snooker_w),
+                (self.envelope, envelope_w),
+                (random_walk, rw_w),
+            ]
         )
         self.learner = JumpRateWeights(
             self.mixture.weights, floor=LEARNED_FLOOR, min_evaluations=LEARNED_MIN_EVALUATIONS
@@ -146,6 +167,12 @@ class LearnedMoves:
         weights = weights / weights.sum()
         if not np.array_equal(weights, self.mixture.weights):
             self.mixture.set_weights(weights.tolist())
+
+    def fit_envelope(self, whitening: Whitening) -> None:
+        """The envelope's mean and covariance: a whitening fitted to the history (ignored once
+        frozen, like the population)."""
+        if not self.frozen:
+            self.envelope.metric = whitening
 
     def freeze(self) -> None:
         """End of tuning: the weights, the population and the moves' adaptation stop."""

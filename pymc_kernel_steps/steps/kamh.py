@@ -337,12 +337,17 @@ class KAMH(KAMStep):
             # one state, where the kernel's features vanish and ν² would be rescaled without
             # bound. Keep the proposal learned so far (or the random walk before the first fit).
             return
-        if self.whiten:
-            whitening = Whitening.from_points(
+        history_whitening = None
+        if self.whiten or chain.learned_moves is not None:
+            history_whitening = Whitening.from_points(
                 subsample,
                 fallback_variance=self._fallback_variance(chain.random_walk.scale.scale),
                 min_variance=self._variance_floor(),
             )
+        if chain.learned_moves is not None:
+            chain.learned_moves.fit_envelope(history_whitening)
+        if self.whiten:
+            whitening = history_whitening
             subsample = whitening.whiten(subsample)
         else:
             whitening = chain.whitening

@@ -103,8 +103,8 @@ def test_pure_form_without_random_walk_is_kept():
         # the trajectories on a fitted surrogate of a Gaussian jump much further than the rest
         (KMCLite, {}, ("surrogate_hmc",)),
         # without whitening, KAM and the random walk see the scales 1 and 30 and correlation
-        # 0.99 in the model's coordinates; DE and snooker are affine invariant
-        (KAMH, {"whiten": False}, ("differential_evolution", "snooker")),
+        # 0.99 in the model's coordinates; DE, snooker and the envelope are affine invariant
+        (KAMH, {"whiten": False}, ("differential_evolution", "snooker", "envelope")),
     ],
     ids=["KMCLite-trajectory", "KAMH-unwhitened-DE"],
 )

@@ -3,6 +3,7 @@ cycles as data. Never imports PyMC."""
 
 from .base import Move, MoveTally, Proposal
 from .differential_evolution import DifferentialEvolution, Snooker
+from .envelope import ENVELOPE_DOF, Envelope
 from .jumps import BlindJump, CosineWalk, ModeHop
 from .kam import KAMMove, kamh_propose
 from .mixture import Cycle, Mixture
@@ -16,6 +17,8 @@ __all__ = [
     "CosineWalk",
     "Cycle",
     "DifferentialEvolution",
+    "ENVELOPE_DOF",
+    "Envelope",
     "KAMMove",
     "Mixture",
     "ModeHop",
