@@ -14,6 +14,9 @@ Gumbel with right tail ``e^{−x}``) and a 4-d standard Gaussian (the same machi
 A start in ``mixed4``'s ``x1`` tail has ``x2`` redrawn from its conditional given the new ``x1``,
 so that it is on the sine ridge.
 
+The ``[learned]`` variants (``moves="learned"``) also report the acceptance of their envelope
+moves (an independence proposal from a multivariate t fitted to the history).
+
 Usage::
 
     python benchmarks/tails/study.py --draws 20 --repeats 10 --tune 2000
@@ -22,6 +25,7 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import functools
 import logging
 import warnings
 
@@ -32,12 +36,19 @@ import pymc_kernel_steps as pks
 from pymc_kernel_steps.bench.blackbox import black_box
 from pymc_kernel_steps.bench.tails import tail_acceptance, tail_starts
 from pymc_kernel_steps.bench.targets.robustness import robustness_model, robustness_reference
+from pymc_kernel_steps.steps._moves import MOVE_KINDS
 
 SAMPLERS = {
     "KMCLite": pks.KMCLite,
     "KMCFinite": pks.KMCFinite,
     "AdaptiveMetropolis": pks.AdaptiveMetropolis,
+    "KMCLite[fixed]": functools.partial(pks.KMCLite, moves="fixed"),
+    "KMCLite[learned]": functools.partial(pks.KMCLite, moves="learned"),
+    "KMCFinite[learned]": functools.partial(pks.KMCFinite, moves="learned"),
+    "KAMH[learned]": functools.partial(pks.KAMH, moves="learned"),
 }
+#: the ``move`` stat's code of the envelope (an independence proposal of ``moves="learned"``)
+ENVELOPE = MOVE_KINDS.index("envelope")
 
 
 def _gaussian():
@@ -101,7 +112,7 @@ def main(argv=None) -> None:
     builders = {"mixed4": _mixed4, "gaussian": _gaussian, "student4": _student4}
     print(
         "sampler | tail | k | accept (all) | accept (surrogate) | surrogate share | "
-        "diverged (surrogate) | jump towards mean (sd) | tuning accept"
+        "diverged (surrogate) | accept (envelope) | jump towards mean (sd) | tuning accept"
     )
     for name in args.samplers:
         for target, coordinate, label, adjust in CASES:
@@ -129,10 +140,12 @@ def main(argv=None) -> None:
             ]
             for k, group in frame.groupby("k", sort=False):
                 surrogate = group[group["surrogate"]]
+                envelope = group[group["move"] == ENVELOPE]
                 print(
                     f"{name} | {label} | {k:+.0f} | {group['accept'].mean():.3f} | "
                     f"{surrogate['accept'].mean():.3f} | {len(surrogate) / len(group):.2f} | "
-                    f"{surrogate['diverging'].mean():.2f} | {group['towards'].mean():.2f} | "
+                    f"{surrogate['diverging'].mean():.2f} | {envelope['accept'].mean():.3f} | "
+                    f"{group['towards'].mean():.2f} | "
                     f"{group['tuned_accept'].iloc[0]:.2f}",
                     flush=True,
                 )

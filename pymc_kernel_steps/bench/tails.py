@@ -65,7 +65,8 @@ def tail_acceptance(
     pandas.DataFrame
         One row per transition: ``start`` (index into ``starts``), ``accept`` (the acceptance
         probability), ``accepted``, ``surrogate`` (a surrogate trajectory, not a fallback move),
-        ``diverging``, ``jump`` (the new point minus the start, an array), and ``tuned_accept``
+        ``diverging``, ``move`` (the ``move`` sample stat: which kind of move proposed, -1 for
+        a step without it), ``jump`` (the new point minus the start, an array), and ``tuned_accept``
         (the mean acceptance of the last quarter of tuning).
     """
     from pymc.blocking import DictToArrayBijection, RaveledVars
@@ -93,6 +94,7 @@ def tail_acceptance(
                     "accepted": bool(stats["accepted"]),
                     "surrogate": bool(stats.get("surrogate", False)),
                     "diverging": bool(stats.get("diverging", False)),
+                    "move": int(stats.get("move", -1)),
                     "jump": new.data - start,
                     "tuned_accept": tuned_accept,
                 }

@@ -88,14 +88,18 @@ SHARED_PARAMETERS = {
     "moves": """moves : {"fixed", "learned"}, default "fixed"
     ``"fixed"``: the step's own move as the paper has it (with the share of random-walk moves
     the step's other parameters set). ``"learned"`` (issue 24): a mixture of the step's own
-    move, a random walk in the history's whitening, differential evolution and snooker (as
-    ``DEMetropolisZ`` and emcee's ``DESnookerMove``, their population the most recent half of
-    the chain's history), started at weights 0.4, 0.2, 0.2, 0.2; from the own move's first fit
+    move, differential evolution and snooker (as ``DEMetropolisZ`` and emcee's
+    ``DESnookerMove``, their population the most recent half of the chain's history), an
+    independence proposal from a multivariate t with 4 degrees of freedom and the history's
+    mean and covariance (:class:`~pymc_kernel_steps.core.moves.Envelope`: it brings a chain
+    back from a tail in one step) and a random walk in the history's whitening, started at
+    weights 0.4, 0.15, 0.15, 0.15, 0.15; from the own move's first fit
     to the end of tuning each move's weight follows its expected squared jump in whitened units
     (each jump capped at ``10 d``) per evaluation (with a floor of 0.05,
     :class:`~pymc_kernel_steps.core.JumpRateWeights`). At the end of tuning the weights
     and the population are frozen, so the draws come from a fixed mixture of exact
-    Metropolis–Hastings kernels. The weights, every move's acceptance and its measured rate:
+    Metropolis–Hastings kernels (the envelope's mean and covariance freeze with them). The
+    weights, every move's acceptance and its measured rate:
     ``step.chain.learned_moves.stats()``; which move proposed: the ``move`` sample stat.""",
     "step_size": """step_size : float, optional
     Initial leapfrog step size (default ``1/√d`` in the mass-matrix metric); jittered by

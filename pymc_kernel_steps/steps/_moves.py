@@ -1,5 +1,6 @@
 """``moves="learned"``: a step's own move, the random walk, differential evolution, snooker and an
-independence proposal from a heavy-tailed envelope of the history in one mixture whose weights are learned while tuning and frozen at its end (issue 24).
+independence proposal from a heavy-tailed envelope of the history in one mixture whose weights are
+learned while tuning and frozen at its end (issue 24).
 
 The weights follow :class:`~pymc_kernel_steps.core.JumpRateWeights`: each move's
 Rao–Blackwellised squared jump ``α ‖L⁻¹(x* − x)‖²`` per evaluation, in the chain's current

@@ -1,5 +1,6 @@
-"""``moves="learned"`` (issue 24): the step's own move, a random walk, differential evolution and
-snooker, with weights learned while tuning and frozen, with the population, at its end."""
+"""``moves="learned"`` (issue 24): the step's own move, a random walk, differential evolution,
+snooker and the history's envelope, with weights learned while tuning and frozen, with the
+population and the envelope, at its end."""
 
 from __future__ import annotations
 
@@ -52,12 +53,15 @@ def test_weights_and_population_are_learned_while_tuning_then_frozen(learned_cla
     assert np.array_equal(snooker.population(), population)
     assert len(population) == tune - tune // 2  # the most recent half of the tuning history
     rates = learned.learner.rates()
+    envelope_metric = learned.envelope.metric
+    assert envelope_metric is not None  # fitted to the history while tuning
     start = step.chain.current_point
     _, draw_stats = _run(step, start, draws)
     assert learned.mixture.weights == weights
     np.testing.assert_array_equal(de.population(), population)
     np.testing.assert_array_equal(snooker.population(), population)
     np.testing.assert_array_equal(learned.learner.rates(), rates)
+    assert learned.envelope.metric is envelope_metric
     assert len(step.chain.history) == tune + draws  # the history grew, the population did not
     with pytest.raises(RuntimeError, match="frozen"):
         learned.mixture.set_weights(LEARNED_INITIAL_WEIGHTS)
