@@ -7,10 +7,11 @@ then come from one fixed mixture.
 The criterion is the expected squared jump distance per target evaluation, Rao–Blackwellised over
 the accept step: a proposal ``x*`` from ``x`` accepted with probability ``α`` contributes
 ``α ‖x* − x‖²`` (in whitened units, so that every coordinate counts alike), and the move's rate is
-its summed contributions over the evaluations it spent. Weights are proportional to the rates,
-with a floor so that no move dies: a move that is poor now (a surrogate not yet fitted, a history
-too short for differential evolution) may be the best one later, and the mixture's other moves are
-what brings a chain back from a region where the best one is stuck.
+its summed contributions over the evaluations it spent. Weights are proportional to a power of
+the rates (the rates themselves by default), with a floor so that no move dies: a move that is
+poor now (a surrogate not yet fitted, a history too short for differential evolution) may be the
+best one later, and the mixture's other moves are what brings a chain back from a region where
+the best one is stuck.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ __all__ = ["JumpRateWeights"]
 
 
 class JumpRateWeights:
-    """Mixture weights proportional to each move's expected squared jump per evaluation.
+    """Mixture weights that follow each move's expected squared jump per evaluation.
 
     Parameters
     ----------
@@ -31,9 +32,12 @@ class JumpRateWeights:
         Smallest weight of any move, ``0 ≤ floor ≤ 1/k``.
     min_evaluations : int
         Evaluations every move must have spent before its measured rate is used.
+    power : float
+        The weights above the floors are proportional to ``rate ** power`` (1: to the rates;
+        larger: more of the evaluations to the move that jumps furthest). Positive.
     """
 
-    def __init__(self, initial, floor: float = 0.05, min_evaluations: int = 20):
+    def __init__(self, initial, floor: float = 0.05, min_evaluations: int = 20, power: float = 1.0):
         initial = np.asarray(initial, dtype=float)
         if initial.ndim != 1 or initial.size == 0:
             raise ValueError("`initial` must be a non-empty 1-d array of weights.")
@@ -43,6 +47,9 @@ class JumpRateWeights:
             raise ValueError(f"`floor` must lie in [0, 1/{initial.size}], got {floor}.")
         if min_evaluations < 1:
             raise ValueError(f"`min_evaluations` must be at least 1, got {min_evaluations}.")
+        if not (np.isfinite(power) and power > 0):
+            raise ValueError(f"`power` must be a positive number, got {power!r}.")
+        self.power = float(power)
         self.initial = initial / initial.sum()
         self.floor = float(floor)
         self.min_evaluations = int(min_evaluations)
@@ -75,10 +82,11 @@ class JumpRateWeights:
             self._weights = self._weights_from(self.rates())
 
     def _weights_from(self, rates: np.ndarray) -> np.ndarray:
-        total = rates.sum()
+        powered = rates**self.power
+        total = powered.sum()
         if not np.isfinite(total) or total <= 0.0:
             return self.initial.copy()
-        share = rates / total
+        share = powered / total
         return self.floor + (1.0 - self.floor * rates.size) * share
 
     def freeze(self) -> None:

@@ -82,25 +82,25 @@ SHARED_PARAMETERS = {
     ball of radius ``2R`` is rejected without evaluating the model (the rule depends only on
     the positions it visits, which its reversal visits too, so the move stays exact; it
     counts as ``diverging``); the ball's radius is at least ``10√d``.""",
-    "random_walk_probability": """random_walk_probability : float, default 0.25
-    Share of random-walk moves, in [0, 1); 0 is the paper's pure form. With
-    ``moves="fixed"`` only (``"learned"`` learns the random walk's share).""",
-    "moves": """moves : {"fixed", "learned"}, default "fixed"
+    "random_walk_probability": """random_walk_probability : float, optional
+    Share of random-walk moves of ``moves="fixed"``, in [0, 1) (default 0.25); 0 is the
+    paper's pure form. An error with ``moves="learned"``, which learns the random walk's share.""",
+    "moves": """moves : {"learned", "fixed"}, default "learned"
+    ``"learned"``: a mixture of the step's own move, differential evolution and snooker (as
+    ``DEMetropolisZ`` and emcee's ``DESnookerMove``, their population the most recent half of
+    the chain's history), an independence proposal from a multivariate t with 4 degrees of
+    freedom and the history's mean and covariance
+    (:class:`~pymc_kernel_steps.core.moves.Envelope`: it brings a chain back from a tail in
+    one step) and a random walk in the history's whitening, started at weights 0.4, 0.15,
+    0.15, 0.15, 0.15. From the own move's first fit to the end of tuning each move's weight
+    follows its expected squared jump in whitened units (each jump capped at ``10 d``) per
+    evaluation, with a floor of 0.05
+    (:class:`~pymc_kernel_steps.core.JumpRateWeights`). At the end of tuning the weights, the
+    population and the envelope are frozen, so the draws come from a fixed mixture of exact
+    Metropolis–Hastings kernels. The weights, every move's acceptance and its measured rate:
+    ``step.chain.learned_moves.stats()``; which move proposed: the ``move`` sample stat.
     ``"fixed"``: the step's own move as the paper has it (with the share of random-walk moves
-    the step's other parameters set). ``"learned"`` (issue 24): a mixture of the step's own
-    move, differential evolution and snooker (as ``DEMetropolisZ`` and emcee's
-    ``DESnookerMove``, their population the most recent half of the chain's history), an
-    independence proposal from a multivariate t with 4 degrees of freedom and the history's
-    mean and covariance (:class:`~pymc_kernel_steps.core.moves.Envelope`: it brings a chain
-    back from a tail in one step) and a random walk in the history's whitening, started at
-    weights 0.4, 0.15, 0.15, 0.15, 0.15; from the own move's first fit
-    to the end of tuning each move's weight follows its expected squared jump in whitened units
-    (each jump capped at ``10 d``) per evaluation (with a floor of 0.05,
-    :class:`~pymc_kernel_steps.core.JumpRateWeights`). At the end of tuning the weights
-    and the population are frozen, so the draws come from a fixed mixture of exact
-    Metropolis–Hastings kernels (the envelope's mean and covariance freeze with them). The
-    weights, every move's acceptance and its measured rate:
-    ``step.chain.learned_moves.stats()``; which move proposed: the ``move`` sample stat.""",
+    the step's other parameters set).""",
     "step_size": """step_size : float, optional
     Initial leapfrog step size (default ``1/√d`` in the mass-matrix metric); jittered by
     ``±step_size_jitter`` per iteration and tuned as ``step_size_adaptation`` says. Each

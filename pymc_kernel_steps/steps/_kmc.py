@@ -37,6 +37,8 @@ _LENGTHSCALE_FACTORS = np.array([1.0, 1.5, 2.0, 3.0])
 _MIN_DISTINCT_STATES = 10
 #: target acceptance of dual averaging when ``target_accept`` is not given (as PyMC's NUTS)
 DEFAULT_TARGET_ACCEPT = 0.8
+#: the random walk's share of ``moves="fixed"`` when ``random_walk_probability`` is not given
+DEFAULT_RANDOM_WALK_PROBABILITY = 0.25
 #: a step size is kept only if trial trajectories on the surrogate conserve the surrogate's own
 #: Hamiltonian (wall included) with mean acceptance ``min(1, exp(−ΔH))`` at least this; beyond the
 #: leapfrog's stability limit that acceptance, like the true one, collapses to zero
@@ -174,8 +176,8 @@ class _KMC(KernelStep):
         adapt_mass: bool = True,
         whiten: bool = True,
         confine: bool = True,
-        random_walk_probability: float = 0.25,
-        moves: str = "fixed",
+        random_walk_probability: float | None = None,
+        moves: str = "learned",
         history=None,
         scouts: int = 4,
         model=None,
@@ -227,8 +229,18 @@ class _KMC(KernelStep):
             require_positive("lengthscale", lengthscale)
         if regularization is not None:
             require_positive("regularization", regularization)
-        require_fraction("random_walk_probability", random_walk_probability, zero=True)
         self.moves = require_moves(moves)
+        if random_walk_probability is None:
+            random_walk_probability = DEFAULT_RANDOM_WALK_PROBABILITY
+        elif self.moves == "learned":
+            raise ValueError(
+                "`random_walk_probability` is the random walk's share of moves='fixed' (the "
+                "paper's trajectory mixed with a random walk); moves='learned', the default, "
+                "learns every move's share while tuning. Pass moves='fixed' with it "
+                f"({type(self).__name__}(moves='fixed', random_walk_probability="
+                f"{random_walk_probability!r}); 0 is the paper's pure form)."
+            )
+        require_fraction("random_walk_probability", random_walk_probability, zero=True)
         if min_history is not None:
             require_int("min_history", min_history, minimum=2)
         require_int("refit_interval", refit_interval, minimum=1)

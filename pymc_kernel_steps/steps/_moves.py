@@ -48,6 +48,8 @@ MOVE_KINDS = (
 LEARNED_INITIAL_WEIGHTS = (0.4, 0.15, 0.15, 0.15, 0.15)
 #: smallest weight of any move of the learned mixture
 LEARNED_FLOOR = 0.05
+#: the weights above the floors are proportional to the measured rates to this power
+LEARNED_POWER = 1.0
 #: evaluations every move must have spent before the measured rates set the weights
 LEARNED_MIN_EVALUATIONS = 20
 #: the oldest share of the history left out of the population of DE and snooker
@@ -119,7 +121,10 @@ class LearnedMoves:
             ]
         )
         self.learner = JumpRateWeights(
-            self.mixture.weights, floor=LEARNED_FLOOR, min_evaluations=LEARNED_MIN_EVALUATIONS
+            self.mixture.weights,
+            floor=LEARNED_FLOOR,
+            min_evaluations=LEARNED_MIN_EVALUATIONS,
+            power=LEARNED_POWER,
         )
 
     @property

@@ -186,7 +186,7 @@ class KAMH(KAMStep):
         vars=None,
         *,
         nu2: float | None = None,
-        moves: str = "fixed",
+        moves: str = "learned",
         scouts: int = 4,
         **shared,
     ):
@@ -465,4 +465,4 @@ class AdaptiveMetropolis(KAMH, withheld=("kernel", "moves")):
     name = "adaptive_metropolis"
 
     def __init__(self, vars=None, **shared):
-        super().__init__(vars, kernel=LinearKernel(), **shared)
+        super().__init__(vars, kernel=LinearKernel(), moves="fixed", **shared)

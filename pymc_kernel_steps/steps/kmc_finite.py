@@ -25,8 +25,10 @@ class KMCFinite(_KMC, withheld=("refit_interval",)):
     solution, O(d m²) per iteration. Hyper-parameters are chosen by cross-validation after an
     initial random-walk phase and re-chosen each time the history doubles; a batch refit then
     starts a new online run. Trajectories are accepted with the true log density, so each
-    iteration evaluates the model once and needs no gradient. As in :class:`KMCLite`, a share
-    ``random_walk_probability`` of the iterations are random-walk moves.
+    iteration evaluates the model once and needs no gradient. As in :class:`KMCLite`, the
+    trajectory is one move of a mixture whose weights are learned while tuning
+    (``moves="learned"``), or is mixed with a share ``random_walk_probability`` of random-walk
+    moves (``moves="fixed"``).
 
     Parameters
     ----------

@@ -59,11 +59,16 @@ class KMCLite(_KMC):
     fitted by score matching to a sub-sample ``z`` of the chain's states. Exactness never
     depends on the surrogate's quality.
 
-    Each iteration is, with probability ``random_walk_probability``, a Gaussian random-walk move
-    (per-coordinate scale from the history, Robbins–Monro tuned towards 0.234 acceptance) and
-    otherwise a surrogate trajectory. Both moves are Metropolis–Hastings moves that leave the
-    target invariant, so the mixture does too; the random-walk share keeps a chain from sticking
-    where the surrogate is steeper than the target (typically in tails the history has not seen).
+    By default (``moves="learned"``) each iteration after the surrogate's first fit is one move
+    of a mixture: the surrogate trajectory, differential evolution and snooker on the chain's
+    history, an independence proposal from a heavy-tailed envelope of the history, and a
+    random walk, with weights learned while tuning from each move's jumps per evaluation and
+    frozen at its end. With ``moves="fixed"`` (the paper's form) each iteration is, with
+    probability ``random_walk_probability``, a Gaussian random-walk move (per-coordinate scale
+    from the history, Robbins–Monro tuned towards 0.234 acceptance) and otherwise a surrogate
+    trajectory. Every move is a Metropolis–Hastings move that leaves the target invariant, so
+    the mixture does too; the other moves keep a chain from sticking where the surrogate is
+    steeper than the target (typically in tails the history has not seen).
 
     Parameters
     ----------

@@ -26,6 +26,13 @@ def test_weights_follow_the_jump_rate_per_evaluation_with_a_floor():
     assert weights.weights.sum() == pytest.approx(1.0)
 
 
+def test_a_power_of_the_rates_sharpens_the_weights():
+    weights = JumpRateWeights([0.5, 0.5], floor=0.1, min_evaluations=1, power=2.0)
+    weights.record(0, accept_prob=1.0, squared_jump=3.0)  # rate 3
+    weights.record(1, accept_prob=1.0, squared_jump=1.0)  # rate 1
+    assert np.allclose(weights.weights, [0.1 + 0.8 * 0.9, 0.1 + 0.8 * 0.1])
+
+
 def test_a_non_finite_jump_counts_as_nothing_and_frozen_weights_stay():
     weights = JumpRateWeights([1.0, 1.0], floor=0.0, min_evaluations=1)
     weights.record(0, accept_prob=0.0, squared_jump=np.inf)
@@ -50,6 +57,8 @@ def test_no_jump_at_all_keeps_the_initial_weights():
         ({"initial": [1.0, -1.0]}, "`initial`"),
         ({"initial": [1.0, 1.0], "floor": 0.6}, "`floor`"),
         ({"initial": [1.0], "min_evaluations": 0}, "`min_evaluations`"),
+        ({"initial": [1.0], "power": 0.0}, "`power`"),
+        ({"initial": [1.0], "power": np.nan}, "`power`"),
     ],
 )
 def test_bad_arguments_are_named(kwargs, match):

@@ -5,6 +5,7 @@ The arrays in ``tests/steps/golden/`` were recorded from the code of the commit 
 meant to change the draws re-records them (and says why in the CHANGELOG)::
 
     python -m tests.steps.test_golden_draws          # from the repository's root
+    python -m tests.steps.test_golden_draws KMCLite  # only these configurations
 
 Each run is one chain (``cores=1``) of a few hundred tuning iterations and draws, long enough
 that the random-walk phase, the fits of the surrogates and kernels, the step-size tuning and the
@@ -28,20 +29,45 @@ SEEDS = (1, 2, 3)
 STATS = ("accepted", "logp_evals")
 
 #: name -> (step class, constructor arguments, tune, draws); the variants of KMCLite and
-#: KMCFinite are the code paths their options select (surrogate, step-size tuning)
+#: KMCFinite are the code paths their options select (surrogate, step-size tuning). The options'
+#: variants run ``moves="fixed"``, whose draws were recorded before ``moves="learned"`` became
+#: the default (``<class>-fixed`` are the former default files); ``<class>`` is the default.
 CONFIGS = {
     "KAMH": ("KAMH", {}, 300, 200),
-    "KAMH-scouts": ("KAMH", {"scouts": 2}, 1000, 100),
+    "KAMH-fixed": ("KAMH", {"moves": "fixed"}, 300, 200),
+    "KAMH-scouts": ("KAMH", {"moves": "fixed", "scouts": 2}, 1000, 100),
     "AdaptiveMetropolis": ("AdaptiveMetropolis", {}, 300, 200),
     "CKAM": ("CKAM", {}, 300, 200),
     "KMCLite": ("KMCLite", {}, 300, 200),
-    "KMCLite-score_matching": ("KMCLite", {"surrogate": "score_matching"}, 300, 200),
-    "KMCLite-bayesopt": ("KMCLite", {"trajectory_tuning": "bayesopt"}, 300, 200),
+    "KMCLite-fixed": ("KMCLite", {"moves": "fixed"}, 300, 200),
+    "KMCLite-score_matching": (
+        "KMCLite",
+        {"moves": "fixed", "surrogate": "score_matching"},
+        300,
+        200,
+    ),
+    "KMCLite-bayesopt": ("KMCLite", {"moves": "fixed", "trajectory_tuning": "bayesopt"}, 300, 200),
     "KMCFinite": ("KMCFinite", {}, 300, 200),
-    "KMCFinite-dual_averaging": ("KMCFinite", {"step_size_adaptation": "dual_averaging"}, 300, 200),
-    "KMCLite-warm": ("KMCLite", {"surrogate": "score_matching", "history": "warm"}, 300, 200),
-    "KAMH-adapt_after_tuning": ("KAMH", {"adapt_after_tuning": True}, 300, 200),
-    "KMCFinite-adapt_after_tuning": ("KMCFinite", {"adapt_after_tuning": True}, 300, 200),
+    "KMCFinite-fixed": ("KMCFinite", {"moves": "fixed"}, 300, 200),
+    "KMCFinite-dual_averaging": (
+        "KMCFinite",
+        {"moves": "fixed", "step_size_adaptation": "dual_averaging"},
+        300,
+        200,
+    ),
+    "KMCLite-warm": (
+        "KMCLite",
+        {"moves": "fixed", "surrogate": "score_matching", "history": "warm"},
+        300,
+        200,
+    ),
+    "KAMH-adapt_after_tuning": ("KAMH", {"moves": "fixed", "adapt_after_tuning": True}, 300, 200),
+    "KMCFinite-adapt_after_tuning": (
+        "KMCFinite",
+        {"moves": "fixed", "adapt_after_tuning": True},
+        300,
+        200,
+    ),
     "AdaptiveHMC": ("AdaptiveHMC", {}, 300, 200),
 }
 #: the states of ``history="warm"``: a fixed Gaussian cloud around the origin
@@ -137,12 +163,13 @@ def _commit() -> str:
     return head + ("+uncommitted-package-changes" if dirty else "")
 
 
-def record() -> None:
-    """Re-record every golden file from this checkout's code."""
+def record(configs=None) -> None:
+    """Re-record the golden files of ``configs`` (default: every one) from this checkout's
+    code."""
     GOLDEN.mkdir(exist_ok=True)
     commit = _commit()
     for model_name in MODELS:
-        for config in CONFIGS:
+        for config in configs or CONFIGS:
             arrays = {}
             for seed in SEEDS:
                 for key, value in sample(model_name, config, seed).items():
@@ -176,5 +203,5 @@ def test_golden_draws(model_name, config):
 
 
 if __name__ == "__main__":
-    record()
+    record(sys.argv[1:])
     sys.exit(0)

@@ -94,7 +94,7 @@ def test_frozen_proposal_is_reversible_and_ratio_is_the_hamiltonian(kmc_class):
     rng = np.random.default_rng(1)
     history = rng.multivariate_normal(CORRELATED_MEAN, CORRELATED_COV, size=300)
     step = _frozen_step(
-        kmc_class, correlated_gaussian_model(), history, random_walk_probability=0.0
+        kmc_class, correlated_gaussian_model(), history, moves="fixed", random_walk_probability=0.0
     )
     assert_frozen_trajectories_reversible(step, rng)
 
@@ -110,7 +110,7 @@ def test_diverging_marks_non_finite_trajectories_and_unevaluated_proposals(kmc_c
     model = correlated_gaussian_model()
     with model:  # a hard wall through the bulk: many trajectories end outside the support
         pm.Potential("wall", pt.switch(model["x"][0] > CORRELATED_MEAN[0], -np.inf, 0.0))
-    step = _frozen_step(kmc_class, model, history, random_walk_probability=0.3)
+    step = _frozen_step(kmc_class, model, history, moves="fixed", random_walk_probability=0.3)
     point = {"x": np.array(CORRELATED_MEAN, dtype=float) - 0.5}
     seen = []
     for _ in range(300):
@@ -126,7 +126,7 @@ def test_diverging_marks_non_finite_trajectories_and_unevaluated_proposals(kmc_c
     def degenerate(*args):  # a trajectory that blew up: rejected without evaluating
         return np.full(step.dim, np.nan), np.full(step.dim, np.nan)
 
-    step = _frozen_step(kmc_class, model, history, random_walk_probability=0.0)
+    step = _frozen_step(kmc_class, model, history, moves="fixed", random_walk_probability=0.0)
     step.chain.surrogate.trajectory = degenerate  # trajectories only, all of them blown up
     point, (stats,) = step.step(point)
     point, (stats,) = step.step(point)  # (the first iteration evaluates the starting point)
@@ -144,7 +144,12 @@ def test_aborted_trajectories_are_counted_apart_and_warned_of_when_they_dominate
     rng = np.random.default_rng(5)
     history = rng.multivariate_normal(CORRELATED_MEAN, CORRELATED_COV, size=300)
     step = _frozen_step(
-        kmc_class, correlated_gaussian_model(), history, draws=199, random_walk_probability=0.0
+        kmc_class,
+        correlated_gaussian_model(),
+        history,
+        draws=199,
+        moves="fixed",
+        random_walk_probability=0.0,
     )  # a chain of 200 iterations, for the end-of-chain warning
     trajectory, calls = step.chain.surrogate.trajectory, {"n": 0}
 
@@ -183,7 +188,12 @@ def test_frozen_wrong_surrogate_still_samples_the_target(kmc_class):
     rng = np.random.default_rng(2)
     wrong = rng.normal(CORRELATED_MEAN + 0.5, 1.5, size=(400, 4))
     step = _frozen_step(
-        kmc_class, correlated_gaussian_model(), wrong, seed=3, random_walk_probability=0.0
+        kmc_class,
+        correlated_gaussian_model(),
+        wrong,
+        seed=3,
+        moves="fixed",
+        random_walk_probability=0.0,
     )
     draws = _run(step, CORRELATED_MEAN, 12000)
     assert_moments(draws[None], CORRELATED_MEAN, np.diag(CORRELATED_COV))
@@ -193,7 +203,7 @@ def test_frozen_wrong_surrogate_still_samples_the_target(kmc_class):
 def test_random_walk_phase_then_surrogate_then_frozen(kmc_class):
     model = correlated_gaussian_model()
     with model:
-        step = kmc_class(min_history=60, random_walk_probability=0.1)
+        step = kmc_class(min_history=60, moves="fixed", random_walk_probability=0.1)
         idata = pm.sample(
             step=step, tune=400, draws=200, chains=1, cores=1, random_seed=4,
             discard_tuned_samples=False, **QUIET,
@@ -273,7 +283,7 @@ def test_frozen_step_size_is_within_the_surrogates_stability_limit(kmc_class):
     history = -np.abs(rng.standard_normal((300, 1)))
     step = _frozen_step(
         kmc_class, _half_normal_model(), history, lengthscale=3.0, regularization=1e-3,
-        step_size=2.0, random_walk_probability=0.0,
+        step_size=2.0, moves="fixed", random_walk_probability=0.0,
     )  # fmt: skip
     chain = step.chain
     assert chain.step_size < 2.0
@@ -318,7 +328,9 @@ def test_no_trajectory_runs_past_the_far_field_stability_limit(kmc_class):
     model = correlated_gaussian_model()
     # in the model's coordinates (whiten=False), where the warm start fits what the test was
     # written for: the surrogate of the states as they are
-    step = _frozen_step(kmc_class, model, history, random_walk_probability=0.0, whiten=False)
+    step = _frozen_step(
+        kmc_class, model, history, moves="fixed", random_walk_probability=0.0, whiten=False
+    )
     limit = step.chain.far_field_step_size_limit
     hmc = copy.deepcopy(step.chain.hmc)  # the frozen move, out of the step
     expected = 0.9 * 2.0 / np.sqrt(np.max(hmc.inv_mass) * hmc.confinement.stiffness)
@@ -418,8 +430,8 @@ def test_pickle_round_trip_steps_identically(kmc_class):
         ({"lengthscale": float("nan")}, "lengthscale"),
         ({"regularization": 0.0}, "regularization"),
         ({"min_history": 1}, "min_history"),
-        ({"random_walk_probability": 1.0}, "random_walk_probability"),
-        ({"random_walk_probability": -0.1}, "random_walk_probability"),
+        ({"moves": "fixed", "random_walk_probability": 1.0}, "random_walk_probability"),
+        ({"moves": "fixed", "random_walk_probability": -0.1}, "random_walk_probability"),
     ],
 )
 def test_bad_parameters_raise(kmc_class, kwargs, match):

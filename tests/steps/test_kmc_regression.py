@@ -45,7 +45,9 @@ def _frozen_regression_step(model, points, values=None, seed=0, **kwargs):
 def test_frozen_regression_proposal_is_reversible_and_ratio_is_the_hamiltonian():
     rng = np.random.default_rng(1)
     points = rng.multivariate_normal(CORRELATED_MEAN, CORRELATED_COV, size=300)
-    step = _frozen_regression_step(correlated_gaussian_model(), points, random_walk_probability=0.0)
+    step = _frozen_regression_step(
+        correlated_gaussian_model(), points, moves="fixed", random_walk_probability=0.0
+    )
     assert isinstance(step.chain.surrogate, RegressionSurrogate)
     assert len(step.chain.evaluated_values) == 300
     assert_frozen_trajectories_reversible(step, rng)
@@ -67,6 +69,7 @@ def test_frozen_quartic_trend_proposal_is_reversible_and_ratio_is_the_hamiltonia
         points,
         _twisted_log_densities(points),
         trend="quartic",
+        moves="fixed",
         random_walk_probability=0.0,
     )
     trend = step.chain.surrogate.trend
@@ -118,7 +121,9 @@ def test_step_sizes_stay_stable_on_the_gaussian_term_far_from_the_data():
     wall: the limit counts both, and a step size the tuner pushed past it is capped."""
     rng = np.random.default_rng(4)
     points = rng.multivariate_normal(CORRELATED_MEAN, CORRELATED_COV, size=300)
-    step = _frozen_regression_step(correlated_gaussian_model(), points, random_walk_probability=0.0)
+    step = _frozen_regression_step(
+        correlated_gaussian_model(), points, moves="fixed", random_walk_probability=0.0
+    )
     limit = step.chain.far_field_step_size_limit
     hmc = copy.deepcopy(step.chain.hmc)  # the frozen move, out of the step
     curvature = 1.0 + hmc.confinement.stiffness
@@ -140,7 +145,12 @@ def test_frozen_surrogate_of_the_wrong_log_densities_still_samples_the_target():
     points = rng.normal(CORRELATED_MEAN + 0.5, 1.5, size=(400, 4))
     wrong_values = -0.5 * np.sum(((points - CORRELATED_MEAN - 0.5) / 1.5) ** 2, axis=1)
     step = _frozen_regression_step(
-        correlated_gaussian_model(), points, wrong_values, seed=3, random_walk_probability=0.0
+        correlated_gaussian_model(),
+        points,
+        wrong_values,
+        seed=3,
+        moves="fixed",
+        random_walk_probability=0.0,
     )
     draws = _run(step, CORRELATED_MEAN, 12000)
     assert_moments(draws[None], CORRELATED_MEAN, np.diag(CORRELATED_COV))
@@ -158,6 +168,7 @@ def test_frozen_quartic_trend_of_the_wrong_log_densities_still_samples_the_targe
         _twisted_log_densities(points),
         seed=5,
         trend="quartic",
+        moves="fixed",
         random_walk_probability=0.0,
     )
     assert not step.chain.trend.is_standard_gaussian

@@ -76,13 +76,32 @@ def test_weights_and_population_are_learned_while_tuning_then_frozen(learned_cla
     assert MOVE_KINDS.index("coordinate") in {s["move"] for s in tuning_stats}
 
 
-def test_moves_option_is_checked_and_fixed_stays_the_default(learned_class):
+def test_moves_option_is_checked_and_learned_is_the_default(learned_class):
     with correlated_gaussian_model():
         with pytest.raises(ValueError, match="`moves` must be one of"):
             learned_class(moves="adaptive")
         step = learned_class()
-    assert step.moves == "fixed"
-    assert step.chain.learned_moves is None
+        fixed = learned_class(moves="fixed")
+    assert step.moves == "learned"
+    assert step.chain.learned_moves is not None
+    assert fixed.chain.learned_moves is None
+
+
+@pytest.mark.parametrize("kmc_class", [KMCLite, KMCFinite])
+def test_a_random_walk_share_needs_the_fixed_mixture(kmc_class):
+    """random_walk_probability sets the share of moves="fixed": with the learned default it is an
+    error that says so, never silently ignored."""
+    with correlated_gaussian_model():
+        with pytest.raises(ValueError, match="random_walk_probability.*moves='fixed'"):
+            kmc_class(random_walk_probability=0.0)
+        step = kmc_class(moves="fixed", random_walk_probability=0.0)
+    assert step.random_walk_probability == 0.0
+
+
+def test_adaptive_metropolis_keeps_its_single_move():
+    with correlated_gaussian_model():
+        step = AdaptiveMetropolis()
+    assert step.moves == "fixed" and step.chain.learned_moves is None
 
 
 def test_adaptive_metropolis_has_no_moves_option():
@@ -95,7 +114,7 @@ def test_pure_form_without_random_walk_is_kept():
     """moves="fixed" with random_walk_probability=0: after the first fit every proposal is a
     trajectory (the paper's pure form); only coordinate moves join it while tuning."""
     with correlated_gaussian_model():
-        step = KMCLite(random_walk_probability=0.0, min_history=60)
+        step = KMCLite(moves="fixed", random_walk_probability=0.0, min_history=60)
         idata = pm.sample(step=step, tune=300, draws=300, chains=1, random_seed=2, **QUIET)
     codes = idata.sample_stats.move.values.ravel()
     assert np.all(codes == MOVE_KINDS.index("surrogate_hmc"))

@@ -159,7 +159,7 @@ def test_energy_stat_makes_plot_energy_work(step_class):
             {"target_accept": "0.9", "step_size_adaptation": "dual_averaging"},
             "target_accept",
         ),
-        (KMCLite, {"random_walk_probability": "0.1"}, "random_walk_probability"),
+        (KMCLite, {"moves": "fixed", "random_walk_probability": "0.1"}, "random_walk_probability"),
         (KAMH, {"target_accept": "0.3"}, "target_accept"),
         (KAMH, {"gamma": "0.2"}, "gamma"),
         (CKAM, {"target_accept": "0.3"}, "target_accept"),
