@@ -17,6 +17,7 @@ Usage::
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 
 import numpy as np
@@ -34,9 +35,12 @@ def _ratio(a, b):
     return a["ess"] / b["ess"], lo, hi
 
 
-def main() -> None:
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--learned", type=Path, default=HERE / "runs-learned")
+    args = parser.parse_args(argv)
     rows = []
-    for path in sorted((HERE / "runs-learned").glob("*.csv.gz")):
+    for path in sorted(args.learned.glob("*.csv.gz")):
         after = pd.read_csv(path, dtype={"git_commit": str})
         before = pd.read_csv(HERE / "runs" / path.name, dtype={"git_commit": str})
         rerun = HERE / "runs-default-rerun" / path.name

@@ -52,8 +52,16 @@ __all__ = [
 #: this package's samplers in the suite, by label
 OURS = ("KMCLite", "KMCFinite", "KAMH", "AdaptiveMetropolis", "CKAM")
 #: variants of our samplers a study can run by label, ``"<sampler>[<moves>]"`` (not run by
-#: default): ``moves="learned"`` (issue 24)
-OUR_VARIANTS = ("KMCLite[learned]", "KMCFinite[learned]", "KAMH[learned]")
+#: default): ``moves="learned"`` (the default since issue 24) and ``moves="fixed"`` (the former
+#: default, the papers' form)
+OUR_VARIANTS = (
+    "KMCLite[learned]",
+    "KMCFinite[learned]",
+    "KAMH[learned]",
+    "KMCLite[fixed]",
+    "KMCFinite[fixed]",
+    "KAMH[fixed]",
+)
 
 
 def is_ours(label: str) -> bool:
