@@ -55,10 +55,15 @@ def main(argv=None) -> None:
             by = group.set_index("sampler")
             peers = group[~group["ours"]]
             peer = peers.loc[peers["ess"].idxmax()]
-            ours_before = group[group["ours"] & ~group["sampler"].str.contains(r"\[")]
+            ours_before = group[group["ours"] & ~group["sampler"].str.contains("learned")]
+            adopted = {s.removesuffix("[fixed]") for s in by.index if s.endswith("[fixed]")}
+            # the former defaults: the [fixed] rows where learned was adopted, not the new ones
+            ours_before = ours_before[~ours_before["sampler"].isin(adopted)]
             best_before = ours_before.loc[ours_before["ess"].idxmax()]
             for name in [s for s in by.index if s.endswith("[learned]")]:
                 base = name.split("[")[0]
+                if f"{base}[fixed]" in by.index:  # the former default, once learned was adopted
+                    base = f"{base}[fixed]"
                 r_def = _ratio(by.loc[name], by.loc[base])
                 r_peer = _ratio(by.loc[name], peer)
                 rows.append(
@@ -66,14 +71,15 @@ def main(argv=None) -> None:
                         "posterior": group["posterior"].iloc[0],
                         "d": int(group["dim"].iloc[0]),
                         "stat": "E[x]" if stat == "mean" else "E[x²]",
-                        "sampler": base + (" (rerun)" if rerun.exists() else ""),
-                        "default": f"{by.loc[base, 'ess']:.3g}",
+                        "sampler": name.split("[")[0] + (" (rerun)" if rerun.exists() else ""),
+                        "default (fixed)": f"{by.loc[base, 'ess']:.3g}",
                         "learned": f"{by.loc[name, 'ess']:.3g} [{by.loc[name, 'lo']:.3g}, "
                         f"{by.loc[name, 'hi']:.3g}]",
                         "learned/default": f"{r_def[0]:.2f} [{r_def[1]:.2f}, {r_def[2]:.2f}]",
                         "best peer": f"{peer['sampler']} {peer['ess']:.3g}",
                         "learned/peer": f"{r_peer[0]:.2f} [{r_peer[1]:.2f}, {r_peer[2]:.2f}]",
-                        "ours best before": f"{best_before['sampler']} {best_before['ess']:.3g}",
+                        "ours best, former defaults": f"{best_before['sampler']} "
+                        f"{best_before['ess']:.3g}",
                         "_r_def": r_def[0],
                         "_r_peer": r_peer[0],
                         "_r_best": by.loc[name, "ess"] / best_before["ess"],
@@ -86,7 +92,7 @@ def main(argv=None) -> None:
         print(
             f"{sampler}[learned] {stat}: geometric mean over {len(group)} posteriors of "
             f"learned/default {geometric_mean(group['_r_def']):.2f}, learned/best peer "
-            f"{geometric_mean(group['_r_peer']):.2f}, learned/our best default "
+            f"{geometric_mean(group['_r_peer']):.2f}, learned/our best former default "
             f"{geometric_mean(group['_r_best']):.2f}; learned >= default on "
             f"{int((group['_r_def'] >= 1).sum())}"
         )

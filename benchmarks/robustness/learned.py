@@ -62,13 +62,15 @@ def comparison(frame: pd.DataFrame) -> str:
         label = "E[x]" if stat == "mean" else "E[x²]"
         for name in learned:
             base = name.split("[")[0]
+            if f"{base}[fixed]" in rows.index:  # the former default, once learned was adopted
+                base = f"{base}[fixed]"
             after = rows.loc[name]
             before = rows.loc[base] if base in rows.index else None
             z_after = zs.loc[(posterior, name, stat)]
             cells = [
                 posterior,
                 label,
-                f"`{base}`",
+                f"`{name.split('[')[0]}`",
                 "–"
                 if before is None
                 else f"{before['ess']:.3g} [{before['lo']:.3g}, {before['hi']:.3g}]",

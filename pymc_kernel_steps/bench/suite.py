@@ -274,13 +274,17 @@ def suite_table(
     return pd.DataFrame(rows)
 
 
-def ratios(table: pd.DataFrame, *, level: float = 0.9) -> pd.DataFrame:
+def ratios(table: pd.DataFrame, *, level: float = 0.9, variants: bool = False) -> pd.DataFrame:
     """Per posterior and statistic: our best sampler against the best peer (by point estimate),
-    the ratio of their ESS_err and its bootstrap interval (ratios of the paired resamples)."""
+    the ratio of their ESS_err and its bootstrap interval (ratios of the paired resamples).
+    Our best is among our defaults, or also among the variants (``"KMCLite[fixed]"``) with
+    ``variants``."""
     lo_q, hi_q = (1 - level) / 2, 1 - (1 - level) / 2
     rows = []
     for (posterior, stat), group in table.groupby(["posterior", "statistic"], sort=False):
         ours = group[group["ours"]]
+        if not variants:
+            ours = ours[~ours["sampler"].astype(str).str.contains("[", regex=False)]
         peers = group[~group["ours"]]
         if ours.empty or peers.empty:
             continue

@@ -93,8 +93,9 @@ def end_of_chain_warning(step) -> SamplerWarning | None:
     if chain.longest_rejection_run >= min(STUCK_RUN, max(total // 2, 1)):
         start = chain.longest_rejection_run_end - chain.longest_rejection_run + 1
         problems.append(
-            f"no proposal was accepted in {chain.longest_rejection_run} consecutive "
-            f"iterations ({start} to {chain.longest_rejection_run_end} of {total})"
+            f"the chain stayed at one point for {chain.longest_rejection_run} consecutive "
+            f"iterations ({start} to {chain.longest_rejection_run_end} of {total}: no "
+            "proposal that moved it was accepted)"
         )
     if chain.draws_done >= STUCK_RUN and chain.draws_accepted < LOW_ACCEPTANCE * chain.draws_done:
         problems.append(

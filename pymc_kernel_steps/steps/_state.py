@@ -184,8 +184,9 @@ class Transition:
 
     @property
     def degenerate(self) -> bool:
-        """Rejected without evaluating the model (a non-finite proposal or correction)."""
-        return not self.proposal.evaluated
+        """Rejected without evaluating the model (a non-finite proposal or correction), not a
+        null proposal."""
+        return not self.proposal.evaluated and not self.proposal.null
 
 
 @dataclass_state

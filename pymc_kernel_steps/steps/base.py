@@ -435,10 +435,12 @@ class KernelStep(StartScales, PooledTuning, ArrayStepShared):
             if math.isnan(logp_proposal):
                 logp_nan, logp_proposal = True, -math.inf
             log_ratio = logp_proposal - logp_current + proposal.log_correction
-        else:  # a diverged trajectory or degenerate proposal: rejected without evaluating
+        else:  # a diverged trajectory, degenerate or null proposal: rejected without evaluating
             logp_proposal = -math.inf
             log_ratio = -math.inf
-            if proposal.move.may_abort:  # a trajectory that diverged or was aborted
+            if proposal.null:  # the chain stays where it is: nothing went wrong
+                pass
+            elif proposal.move.may_abort:  # a trajectory that diverged or was aborted
                 chain.aborted_trajectories += 1
             else:
                 chain.degenerate_proposals += 1
@@ -455,7 +457,7 @@ class KernelStep(StartScales, PooledTuning, ArrayStepShared):
         chain.current_point = np.array(x_new, copy=True)
         chain.history.append(x_new)
         chain.iteration += 1
-        self._track_rejections(accepted)
+        self._track_rejections(accepted, moved=accepted and not np.array_equal(x_new, x))
         proposal.move.record(proposal, x, accepted, accept_prob)
         transition = Transition(proposal, context, accepted, accept_prob, log_ratio)
         self._on_decision(x, transition)
@@ -520,14 +522,19 @@ class KernelStep(StartScales, PooledTuning, ArrayStepShared):
         return self._result(q0, transition, evaluations, logp_nan)
 
     # ------------------------------------------------------------------ health of the chain
-    def _track_rejections(self, accepted: bool) -> None:
+    def _track_rejections(self, accepted: bool, moved: bool | None = None) -> None:
+        """Count an accepted proposal towards the adaptation (``accepted_moves``) and a move to
+        another point (``moved``, default ``accepted``) towards the stuck-chain checks: an
+        accepted proposal of the state itself (a differential-evolution jump between two equal
+        states) does not end a stuck run."""
         chain = self.chain
-        chain.rejection_run = 0 if accepted else chain.rejection_run + 1
+        moved = accepted if moved is None else moved
+        chain.rejection_run = 0 if moved else chain.rejection_run + 1
         chain.accepted_moves += accepted
         if not self.tune:
             chain.draws_done += 1
-            chain.draws_accepted += accepted
-            track_draw(chain, accepted)
+            chain.draws_accepted += moved
+            track_draw(chain, moved)
         if chain.rejection_run > chain.longest_rejection_run:
             chain.longest_rejection_run = chain.rejection_run
             chain.longest_rejection_run_end = chain.iteration

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pymc as pm
 import pytest
 
@@ -81,15 +82,34 @@ def test_labels_follow_the_flattened_reference():
     assert labels == ["theta1[0]", "theta1[1]", "theta2[0]", "theta2[1]", "mu[0]", "mu[1]"]
 
 
-def test_learned_variants_are_ours_and_built_with_their_moves():
-    """``KMCLite[learned]`` and the other variants: our samplers in the ratios, constructed with
-    ``moves="learned"``."""
+def test_variants_are_ours_and_built_with_their_moves():
+    """``KMCLite[learned]``, ``KAMH[fixed]`` and the other variants: our samplers, constructed
+    with their ``moves``; the headline ratios count our defaults only unless asked."""
     import functools
 
     from pymc_kernel_steps.bench.suite import OUR_VARIANTS, _samplers, is_ours
 
     assert is_ours("KMCLite[learned]") and is_ours("KAMH") and not is_ours("DEMetropolisZ")
+    assert is_ours("KAMH[fixed]")
     for sampler in _samplers(None, 2, OUR_VARIANTS):
         assert isinstance(sampler.factory, functools.partial)
-        assert sampler.factory.keywords == {"moves": "learned"}
-        assert sampler.name == f"{sampler.factory.func.__name__}[learned]"
+        moves = sampler.factory.keywords["moves"]
+        assert sampler.factory.keywords == {"moves": moves} and moves in ("learned", "fixed")
+        assert sampler.name == f"{sampler.factory.func.__name__}[{moves}]"
+    boot = np.array([1.0, 1.0])
+    table = pd.DataFrame(
+        {
+            "posterior": "p",
+            "dim": 2,
+            "statistic": "mean",
+            "sampler": ["KAMH", "KAMH[fixed]", "emcee"],
+            "ours": [True, True, False],
+            "ess": [2.0, 8.0, 4.0],
+            "lo": 0.0,
+            "hi": 10.0,
+            "capped": False,
+            "boot": [2 * boot, 8 * boot, 4 * boot],
+        }
+    )
+    assert ratios(table)["ours"].item() == "KAMH" and ratios(table)["ratio"].item() == 0.5
+    assert ratios(table, variants=True)["ours"].item() == "KAMH[fixed]"

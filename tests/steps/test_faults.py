@@ -13,6 +13,7 @@ import pytest
 from pymc_kernel_steps import KAMH, LogDensityError
 from pymc_kernel_steps.bench.targets import CountingLogp
 from pymc_kernel_steps.bench.targets.lotka_volterra_rk4 import LV_TRUE, lotka_volterra_model
+from pymc_kernel_steps.steps._moves import MOVE_KINDS
 
 from ..helpers import posterior_array
 
@@ -96,7 +97,7 @@ def test_stuck_chain_gets_one_warning(step_class, caplog):
         _sample(model, step_class)
     messages = [r.getMessage() for r in caplog.records if "may not have mixed" in r.getMessage()]
     assert len(messages) == 1
-    assert "no proposal was accepted in 600 consecutive iterations" in messages[0]
+    assert "the chain stayed at one point for 600 consecutive iterations" in messages[0]
     assert "`accepted`" in messages[0]
 
 
@@ -121,7 +122,15 @@ def test_no_collapse_on_scales_spanning_six_orders_of_magnitude(step_class, capl
     with caplog.at_level(logging.WARNING, logger="pymc"):
         idata = _sample(model, step_class, tune=2000, draws=2000, chains=2)
     stats = idata.sample_stats
-    assert np.all(stats.logp_evals.values == 1)
+    # every iteration evaluates the model, but for a snooker move onto the state itself (null)
+    # and a surrogate trajectory aborted far out (`diverging`, counted and reported); never a
+    # degenerate proposal
+    skipped = stats.logp_evals.values != 1
+    if skipped.any():
+        moves = stats.move.values
+        null = moves == MOVE_KINDS.index("snooker")
+        aborted = (moves == MOVE_KINDS.index("surrogate_hmc")) & stats.diverging.values
+        assert np.all(~skipped | null | aborted)
     assert float(stats.accepted.mean()) > 0.05
     draws = posterior_array(idata).reshape(-1, 5)
     assert np.all(draws.std(axis=0) / sd > 1e-3)
@@ -158,7 +167,15 @@ def test_no_silent_collapse_on_a_black_box_ode(step_class, tune, caplog):
                 progressbar=False, compute_convergence_checks=False,
             )  # fmt: skip
     stats = idata.sample_stats
-    assert np.all(stats.logp_evals.values == 1)
+    # every iteration evaluates the model, but for a snooker move onto the state itself (null)
+    # and a surrogate trajectory aborted far out (`diverging`, counted and reported); never a
+    # degenerate proposal
+    skipped = stats.logp_evals.values != 1
+    if skipped.any():
+        moves = stats.move.values
+        null = moves == MOVE_KINDS.index("snooker")
+        aborted = (moves == MOVE_KINDS.index("surrogate_hmc")) & stats.diverging.values
+        assert np.all(~skipped | null | aborted)
     for name in ("gamma", "nu2", "step_size"):
         if name in stats:
             values = stats[name].values

@@ -9,6 +9,7 @@ import pytensor.tensor as pt
 import pytest
 
 from pymc_kernel_steps import KAMH, KMCFinite, KMCLite
+from pymc_kernel_steps.steps._moves import MOVE_KINDS
 
 from ..helpers import (
     CORRELATED_COV,
@@ -86,15 +87,26 @@ def test_pseudo_marginal_one_evaluation_and_reproducible(step_class):
         first = pm.sample(step=step, random_seed=3, **kwargs)
         second = pm.sample(step=step, random_seed=3, **kwargs)
         third = pm.sample(step=step, random_seed=4, **kwargs)
-    evals = np.concatenate(
-        [
-            first.warmup_sample_stats.logp_evals.values.ravel(),
-            first.sample_stats.logp_evals.values.ravel(),
-        ]
-    )
-    # the first iteration evaluates the start point too; afterwards only proposals are evaluated
-    # (a trajectory that diverged to a non-finite point is rejected without an evaluation)
-    assert evals[0] == 2 and np.all(evals[1:] <= 1) and evals[1:].mean() > 0.95
+
+    def stat(name):
+        return np.concatenate(
+            [
+                first.warmup_sample_stats[name].values.ravel(),
+                first.sample_stats[name].values.ravel(),
+            ]
+        )
+
+    evals = stat("logp_evals")
+    # the first iteration evaluates the start point too; afterwards only proposals are evaluated:
+    # all of them but diverged trajectories and null snooker moves (onto the state itself),
+    # each accounted for below. (KMCFinite's learned mixture diverges in about 6 % of these 600
+    # short-tuned iterations on this noisy target, the former fixed mixture in under 5 %.)
+    assert evals[0] == 2 and np.all(evals[1:] <= 1) and evals[1:].mean() > 0.9
+    skipped = evals[1:] == 0
+    if skipped.any():
+        null = stat("move")[1:] == MOVE_KINDS.index("snooker")
+        diverging = stat("diverging")[1:].astype(bool) if "diverging" in first.sample_stats else 0
+        assert np.all(~skipped | null | diverging)
     assert "model_logp" not in first.sample_stats  # a noisy estimate is not the model's logp
     np.testing.assert_array_equal(first.posterior.x.values, second.posterior.x.values)
     assert not np.array_equal(first.posterior.x.values, third.posterior.x.values)

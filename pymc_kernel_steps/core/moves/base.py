@@ -36,12 +36,17 @@ class Proposal:
     extra : object
         What the move needs back in :meth:`Move.record` and :meth:`Move.update` (a coordinate,
         the proposal covariance's factor there, a trajectory's energies...), typed by the move.
+    null : bool
+        The proposal is rejected because it is the current state itself (a snooker centre at
+        the state: a chain stuck on one state has a population of copies of it): the chain stays
+        where it is without evaluating the model, and the proposal is not a degenerate one.
     """
 
     x: np.ndarray
     log_correction: float
     move: Move
     extra: Any = None
+    null: bool = False
 
     @property
     def kind(self) -> str:
@@ -51,7 +56,10 @@ class Proposal:
     @property
     def evaluated(self) -> bool:
         """Whether the model is evaluated at ``x``: a proposal with a non-finite point or
-        correction (a degenerate covariance, a diverged trajectory) is rejected without it."""
+        correction (a degenerate covariance, a diverged trajectory), or a null one, is rejected
+        without it."""
+        if self.null:
+            return False
         return bool(np.all(np.isfinite(self.x))) and math.isfinite(self.log_correction)
 
 

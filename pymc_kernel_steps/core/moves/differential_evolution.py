@@ -52,6 +52,13 @@ class _PopulationMove(Move):
     def population(self) -> np.ndarray:
         return self.history.points[self.population_start : self.population_size]
 
+    def _proposal(self, x: np.ndarray, point: np.ndarray, correction: float) -> Proposal:
+        """The proposal; null when it is rejected for landing on the state itself (a snooker
+        centre at the state). A jump of zero length with a finite correction (two equal states
+        of the population) is evaluated, as a proposal of the state."""
+        null = not math.isfinite(correction) and bool(np.array_equal(point, x))
+        return Proposal(point, correction, self, null=null)
+
     def freeze(self) -> None:
         """End of tuning: the population is the history stored so far, from now on."""
         super().freeze()
@@ -108,7 +115,7 @@ class DifferentialEvolution(_PopulationMove):
 
     def propose(self, rng: np.random.Generator, x: np.ndarray) -> Proposal:
         proposal, correction = de_jump(rng, x, self.population(), self.scale.scale, self.noise)
-        return Proposal(proposal, correction, self)
+        return self._proposal(x, proposal, correction)
 
     def update(self, proposal: Proposal, x: np.ndarray, accept_prob: float, rng) -> None:
         self.scale.update(accept_prob if math.isfinite(accept_prob) else 0.0)
@@ -150,4 +157,4 @@ class Snooker(_PopulationMove):
 
     def propose(self, rng: np.random.Generator, x: np.ndarray) -> Proposal:
         proposal, correction = snooker_jump(rng, x, self.population(), self.scale)
-        return Proposal(proposal, correction, self)
+        return self._proposal(x, proposal, correction)
