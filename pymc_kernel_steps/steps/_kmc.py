@@ -23,7 +23,7 @@ from ..core.score_matching import (
     select_hyperparameters,
 )
 from ..core.whitening import Whitening
-from ._moves import LearnedMoves, move_code, require_moves
+from ._moves import LearnedMoves, move_code, random_walk_share, require_moves
 from ._state import HMC_STATS
 from ._tuning import SCALE_RANGE, min_accepted_moves
 from ._validation import require_bool, require_fraction, require_int, require_positive
@@ -230,16 +230,9 @@ class _KMC(KernelStep):
         if regularization is not None:
             require_positive("regularization", regularization)
         self.moves = require_moves(moves)
-        if random_walk_probability is None:
-            random_walk_probability = DEFAULT_RANDOM_WALK_PROBABILITY
-        elif self.moves == "learned":
-            raise ValueError(
-                "`random_walk_probability` is the random walk's share of moves='fixed' (the "
-                "paper's trajectory mixed with a random walk); moves='learned', the default, "
-                "learns every move's share while tuning. Pass moves='fixed' with it "
-                f"({type(self).__name__}(moves='fixed', random_walk_probability="
-                f"{random_walk_probability!r}); 0 is the paper's pure form)."
-            )
+        random_walk_probability = random_walk_share(
+            type(self).__name__, moves, random_walk_probability, DEFAULT_RANDOM_WALK_PROBABILITY
+        )
         require_fraction("random_walk_probability", random_walk_probability, zero=True)
         if min_history is not None:
             require_int("min_history", min_history, minimum=2)

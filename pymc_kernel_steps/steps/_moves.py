@@ -82,6 +82,21 @@ def require_moves(moves) -> str:
     return moves
 
 
+def random_walk_share(step: str, moves: str, share, default: float) -> float:
+    """``random_walk_probability`` of a KMC step: ``default`` when not given; an error with
+    ``moves="learned"``, which learns every move's share (never silently ignored)."""
+    if share is None:
+        return default
+    if moves == "learned":
+        raise ValueError(
+            "`random_walk_probability` is the random walk's share of moves='fixed' (the "
+            "paper's trajectory mixed with a random walk); moves='learned', the default, "
+            f"learns every move's share while tuning. Pass moves='fixed' with it ({step}("
+            f"moves='fixed', random_walk_probability={share!r}); 0 is the paper's pure form)."
+        )
+    return share
+
+
 class LearnedMoves:
     """The mixture of ``moves="learned"`` and its weight learner.
 

@@ -438,12 +438,10 @@ class KernelStep(StartScales, PooledTuning, ArrayStepShared):
         else:  # a diverged trajectory, degenerate or null proposal: rejected without evaluating
             logp_proposal = -math.inf
             log_ratio = -math.inf
-            if proposal.null:  # the chain stays where it is: nothing went wrong
-                pass
-            elif proposal.move.may_abort:  # a trajectory that diverged or was aborted
+            if proposal.move.may_abort:  # a trajectory that diverged or was aborted
                 chain.aborted_trajectories += 1
-            else:
-                chain.degenerate_proposals += 1
+            else:  # a null proposal (the state itself) is not degenerate: the chain stays
+                chain.degenerate_proposals += not proposal.null
         chain.nan_log_densities += logp_nan
         if math.isnan(log_ratio):
             log_ratio = -math.inf
@@ -523,10 +521,9 @@ class KernelStep(StartScales, PooledTuning, ArrayStepShared):
 
     # ------------------------------------------------------------------ health of the chain
     def _track_rejections(self, accepted: bool, moved: bool | None = None) -> None:
-        """Count an accepted proposal towards the adaptation (``accepted_moves``) and a move to
-        another point (``moved``, default ``accepted``) towards the stuck-chain checks: an
-        accepted proposal of the state itself (a differential-evolution jump between two equal
-        states) does not end a stuck run."""
+        """Count an accepted proposal towards the adaptation and a move to another point
+        (``moved``, default ``accepted``; not a DE jump between equal states) towards the
+        stuck-chain checks."""
         chain = self.chain
         moved = accepted if moved is None else moved
         chain.rejection_run = 0 if moved else chain.rejection_run + 1
