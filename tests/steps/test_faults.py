@@ -52,6 +52,18 @@ def _sample(model, step_class, **kwargs):
         return pm.sample(step=step_class(), **options)
 
 
+def assert_every_iteration_evaluated(stats):
+    """Every iteration evaluates the model, but for a snooker move onto the state itself (null)
+    and a surrogate trajectory aborted far out (`diverging`, counted and reported); never a
+    degenerate proposal."""
+    skipped = stats.logp_evals.values != 1
+    if skipped.any():
+        moves = stats.move.values
+        null = moves == MOVE_KINDS.index("snooker")
+        aborted = (moves == MOVE_KINDS.index("surrogate_hmc")) & stats.diverging.values
+        assert np.all(~skipped | null | aborted)
+
+
 def test_exception_in_log_density_names_step_iteration_and_point(step_class):
     with pytest.raises(LogDensityError) as info:
         _sample(_model(raise_beyond_two), step_class, tune=2000, draws=2000)
@@ -122,15 +134,7 @@ def test_no_collapse_on_scales_spanning_six_orders_of_magnitude(step_class, capl
     with caplog.at_level(logging.WARNING, logger="pymc"):
         idata = _sample(model, step_class, tune=2000, draws=2000, chains=2)
     stats = idata.sample_stats
-    # every iteration evaluates the model, but for a snooker move onto the state itself (null)
-    # and a surrogate trajectory aborted far out (`diverging`, counted and reported); never a
-    # degenerate proposal
-    skipped = stats.logp_evals.values != 1
-    if skipped.any():
-        moves = stats.move.values
-        null = moves == MOVE_KINDS.index("snooker")
-        aborted = (moves == MOVE_KINDS.index("surrogate_hmc")) & stats.diverging.values
-        assert np.all(~skipped | null | aborted)
+    assert_every_iteration_evaluated(stats)
     assert float(stats.accepted.mean()) > 0.05
     draws = posterior_array(idata).reshape(-1, 5)
     assert np.all(draws.std(axis=0) / sd > 1e-3)
@@ -167,15 +171,7 @@ def test_no_silent_collapse_on_a_black_box_ode(step_class, tune, caplog):
                 progressbar=False, compute_convergence_checks=False,
             )  # fmt: skip
     stats = idata.sample_stats
-    # every iteration evaluates the model, but for a snooker move onto the state itself (null)
-    # and a surrogate trajectory aborted far out (`diverging`, counted and reported); never a
-    # degenerate proposal
-    skipped = stats.logp_evals.values != 1
-    if skipped.any():
-        moves = stats.move.values
-        null = moves == MOVE_KINDS.index("snooker")
-        aborted = (moves == MOVE_KINDS.index("surrogate_hmc")) & stats.diverging.values
-        assert np.all(~skipped | null | aborted)
+    assert_every_iteration_evaluated(stats)
     for name in ("gamma", "nu2", "step_size"):
         if name in stats:
             values = stats[name].values
