@@ -455,7 +455,7 @@ class KernelStep(StartScales, PooledTuning, ArrayStepShared):
         chain.current_point = np.array(x_new, copy=True)
         chain.history.append(x_new)
         chain.iteration += 1
-        self._track_rejections(accepted, moved=accepted and not np.array_equal(x_new, x))
+        self._track_rejections(accepted, moved=accepted and not proposal.stays)
         proposal.move.record(proposal, x, accepted, accept_prob)
         transition = Transition(proposal, context, accepted, accept_prob, log_ratio)
         self._on_decision(x, transition)
@@ -522,8 +522,8 @@ class KernelStep(StartScales, PooledTuning, ArrayStepShared):
     # ------------------------------------------------------------------ health of the chain
     def _track_rejections(self, accepted: bool, moved: bool | None = None) -> None:
         """Count an accepted proposal towards the adaptation and a move to another point
-        (``moved``, default ``accepted``; not a DE jump between equal states) towards the
-        stuck-chain checks."""
+        (``moved``, default ``accepted``; not a proposal that :attr:`~.Proposal.stays`) towards
+        the stuck-chain checks."""
         chain = self.chain
         moved = accepted if moved is None else moved
         chain.rejection_run = 0 if moved else chain.rejection_run + 1

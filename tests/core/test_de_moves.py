@@ -120,3 +120,21 @@ def test_population_forgets_the_oldest_share_of_the_history():
     np.testing.assert_array_equal(snooker.population(), history.points[9:19])
     with pytest.raises(ValueError, match="`forget`"):
         Snooker(history, forget=1.0)
+
+
+def test_a_population_of_copies_of_the_state_proposes_the_state_itself():
+    """A chain stuck on one state: DE's jump between two equal states is the state (evaluated, as
+    a proposal of it), snooker's centre at the state is null (rejected unevaluated, not
+    degenerate); accepting either does not move the chain (``stays``)."""
+    history = ChainHistory(2)
+    x = np.array([0.5, -1.0])
+    history.extend(np.tile(x, (30, 1)))
+    rng = np.random.default_rng(0)
+    de = DifferentialEvolution.optimal(history).propose(rng, x)
+    assert de.stays and not de.null and de.evaluated
+    snooker = Snooker(history).propose(rng, x)
+    assert snooker.stays and snooker.null and not snooker.evaluated
+    assert DifferentialEvolution.optimal(history).propose(rng, x + 1.0).stays  # from anywhere
+    spread = ChainHistory(2)
+    spread.extend(rng.normal(size=(30, 2)))
+    assert not DifferentialEvolution.optimal(spread).propose(rng, x).stays

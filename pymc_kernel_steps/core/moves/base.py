@@ -36,17 +36,23 @@ class Proposal:
     extra : object
         What the move needs back in :meth:`Move.record` and :meth:`Move.update` (a coordinate,
         the proposal covariance's factor there, a trajectory's energies...), typed by the move.
-    null : bool
-        The proposal is rejected because it is the current state itself (a snooker centre at
-        the state: a chain stuck on one state has a population of copies of it): the chain stays
-        where it is without evaluating the model, and the proposal is not a degenerate one.
+    stays : bool
+        The proposal is the current state itself (a population move whose states coincide: a
+        DE jump between two equal states, a snooker centre at the state), set by the move that
+        knows it; accepting it does not move the chain.
     """
 
     x: np.ndarray
     log_correction: float
     move: Move
     extra: Any = None
-    null: bool = False
+    stays: bool = False
+
+    @property
+    def null(self) -> bool:
+        """The state itself with a non-finite correction (a snooker centre at the state):
+        rejected without evaluating the model, and not a degenerate proposal."""
+        return self.stays and not math.isfinite(self.log_correction)
 
     @property
     def kind(self) -> str:

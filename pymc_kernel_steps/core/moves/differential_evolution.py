@@ -53,11 +53,10 @@ class _PopulationMove(Move):
         return self.history.points[self.population_start : self.population_size]
 
     def _proposal(self, x: np.ndarray, point: np.ndarray, correction: float) -> Proposal:
-        """The proposal; null when it is rejected for landing on the state itself (a snooker
-        centre at the state). A jump of zero length with a finite correction (two equal states
-        of the population) is evaluated, as a proposal of the state."""
-        null = not math.isfinite(correction) and bool(np.array_equal(point, x))
-        return Proposal(point, correction, self, null=null)
+        """The proposal, marked when it is the state itself: with a finite correction (two
+        equal states of the population) it is evaluated as a proposal of the state; with a
+        non-finite one (a snooker centre at the state) it is null."""
+        return Proposal(point, correction, self, stays=bool(np.array_equal(point, x)))
 
     def freeze(self) -> None:
         """End of tuning: the population is the history stored so far, from now on."""
