@@ -25,6 +25,7 @@ import numpy as np
 import pymc as pm
 
 import pymc_kernel_steps as pks
+from pymc_kernel_steps.bench._util import sample_quietly
 from pymc_kernel_steps.bench.blackbox import black_box
 from pymc_kernel_steps.bench.targets.robustness import ROBUSTNESS_TARGETS, robustness_model
 from pymc_kernel_steps.distributed import sample
@@ -67,18 +68,9 @@ def main(argv=None) -> None:
 
     runs = []
     for seed in range(args.replicates):
-        with model, warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            idata = pm.sample(
-                per_chain // 2,
-                tune=per_chain // 2,
-                chains=CHAINS,
-                cores=1,
-                step=pm.DEMetropolisZ(),
-                random_seed=seed,
-                progressbar=False,
-                compute_convergence_checks=False,
-            )
+        with model:
+            step = pm.DEMetropolisZ()
+        idata = sample_quietly(model, step, per_chain // 2, per_chain // 2, CHAINS, seed)
         runs.append(_errors(idata.posterior["x"].values, m1, m2))
     report(f"DEMetropolisZ, {CHAINS} chains", runs)
 
