@@ -30,6 +30,7 @@ import numpy as np
 import pymc_kernel_steps as pks
 from pymc_kernel_steps.bench._util import sample_quietly
 from pymc_kernel_steps.bench.blackbox import black_box
+from pymc_kernel_steps.bench.robustness import error_in_mcse
 from pymc_kernel_steps.bench.targets.robustness import ROBUSTNESS_TARGETS, robustness_model
 
 HERE = Path(__file__).parent
@@ -85,9 +86,8 @@ def report(runs_dir: Path) -> str:
         estimate = np.array([r["estimate"] for r in group])
         mcse = np.array([r["mcse"] for r in group])
         truth = np.array(group[0]["truth"])
-        errors = estimate - truth
-        z_pooled = errors.sum(axis=0) / np.sqrt((mcse**2).sum(axis=0))
-        z_max = np.max(np.abs(errors) / mcse, axis=0)
+        z_pooled, single = error_in_mcse(estimate - truth, mcse)
+        z_max = np.max(np.abs(single), axis=0)
         seeds = ", ".join(str(r["seed"]) for r in group)
         lines += [
             f"## `{target}`, `{sampler}`: {tune} tuning iterations, {draws} draws, seeds {seeds}",

@@ -18,7 +18,14 @@ import pandas as pd
 from .suite import OURS, Posterior, Study
 from .targets.robustness import robustness_model, robustness_reference
 
-__all__ = ["ROBUSTNESS", "ROBUSTNESS_PEERS", "robustness_page", "run_target", "z_table"]
+__all__ = [
+    "ROBUSTNESS",
+    "ROBUSTNESS_PEERS",
+    "error_in_mcse",
+    "robustness_page",
+    "run_target",
+    "z_table",
+]
 
 #: the peers of the robustness study (NUTS on finite differences is left out: see the study page)
 ROBUSTNESS_PEERS = ("SMC", "emcee", "DEMetropolisZ")
@@ -33,6 +40,14 @@ def _robustness_posterior(name: str) -> Posterior:
 ROBUSTNESS = Study(_robustness_posterior, OURS + ROBUSTNESS_PEERS)
 #: run the samplers on a robustness target (:meth:`~.suite.Study.run`)
 run_target = ROBUSTNESS.run
+
+
+def error_in_mcse(errors: np.ndarray, mcse: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Errors ``e_ri`` and within-run MCSEs ``s_ri``, ``(replicates, coordinates)``, in units of
+    the MCSE: per coordinate the pooled ``Σ_r e_ri / √(Σ_r s_ri²)`` (signed), and every single
+    ``e_ri / s_ri``."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return errors.sum(axis=0) / np.sqrt((mcse**2).sum(axis=0)), errors / mcse
 
 
 def z_table(frame: pd.DataFrame) -> pd.DataFrame:
@@ -66,9 +81,9 @@ def z_table(frame: pd.DataFrame) -> pd.DataFrame:
             .to_numpy()
         )
         wide_mcse = group.pivot(index="replicate", columns="coordinate", values="mcse").to_numpy()
+        signed, single = error_in_mcse(wide_error, wide_mcse)
+        pooled = np.abs(signed)
         with np.errstate(divide="ignore", invalid="ignore"):
-            pooled = np.abs(wide_error.sum(axis=0)) / np.sqrt((wide_mcse**2).sum(axis=0))
-            single = wide_error / wide_mcse
             replicates = wide_error.shape[0]
             t_seeds = wide_error.mean(axis=0) / (
                 wide_error.std(axis=0, ddof=1) / np.sqrt(replicates)
