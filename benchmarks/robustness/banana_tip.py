@@ -22,6 +22,7 @@ import warnings
 import numpy as np
 
 import pymc_kernel_steps as pks
+from pymc_kernel_steps.bench import replicate_seeds
 from pymc_kernel_steps.bench import targets as T
 from pymc_kernel_steps.bench._util import sample_quietly
 from pymc_kernel_steps.steps._moves import MOVE_KINDS
@@ -36,10 +37,7 @@ def main(argv=None) -> None:
     parser.add_argument("--seed", type=int, default=0, help="compare.py's --seed")
     args = parser.parse_args(argv)
     logging.getLogger("pymc").setLevel(logging.ERROR)
-    # compare_samplers' seeds: replicate r of every sampler gets the same one
-    seeds = [
-        int(s.generate_state(1)[0] % (2**31)) for s in np.random.SeedSequence(args.seed).spawn(10)
-    ]
+    seeds = replicate_seeds(args.seed, 10)
     target = T.TARGETS["banana"]
     sd = np.sqrt(target.true_var)
     for replicate in args.replicates:

@@ -29,6 +29,7 @@ import arviz as az
 import numpy as np
 
 import pymc_kernel_steps as pks
+from pymc_kernel_steps.bench import worst_ess_err
 from pymc_kernel_steps.bench._util import sample_quietly
 from pymc_kernel_steps.bench.robustness import error_in_mcse
 from pymc_kernel_steps.bench.targets.robustness import ROBUSTNESS_TARGETS, robustness_model
@@ -46,18 +47,11 @@ def _warm_history(sampler: str, states: np.ndarray, model):
     return az.from_dict({"posterior": {"x": states[None]}, "sample_stats": {"lp": lp[None]}})
 
 
-def _ess_per_1000(errors, variance, per_1000, rng) -> str:
-    """The worst coordinate's ``Var_π(f) / MSE`` per 1000 evaluations, with a 90 % bootstrap
-    interval over the runs."""
-    errors = np.asarray(errors)
-
-    def ess(rows):
-        return np.min(variance / np.mean(np.square(errors[rows]), axis=0)) * per_1000
-
-    runs = len(errors)
-    boot = [ess(rng.integers(0, runs, runs)) for _ in range(2000)]
-    low, high = np.quantile(boot, [0.05, 0.95])
-    return f"{ess(np.arange(runs)):.3f} [{low:.3f}, {high:.3f}]"
+def _ess_per_1000(errors, variance, evaluations) -> str:
+    """The worst coordinate's error-based ESS per 1000 evaluations with its 90 % interval (the
+    bench's :func:`~pymc_kernel_steps.bench.worst_ess_err`)."""
+    worst, low, high = worst_ess_err(np.square(errors), variance, evaluations)
+    return f"{worst:.3f} [{low:.3f}, {high:.3f}]"
 
 
 def main(argv=None) -> None:
@@ -93,10 +87,8 @@ def main(argv=None) -> None:
             if "warmup_sample_stats" in idata.children:
                 counted += idata["warmup_sample_stats"]["logp_evals"].sum()
             evaluations.append(float(counted))
-        per_1000 = 1000 / np.mean(evaluations)
-        rng = np.random.default_rng(0)
-        ess_mean = _ess_per_1000(errors_mean, var_x, per_1000, rng)
-        ess_square = _ess_per_1000(errors_square, var_sq, per_1000, rng)
+        ess_mean = _ess_per_1000(errors_mean, var_x, evaluations)
+        ess_square = _ess_per_1000(errors_square, var_sq, evaluations)
         mcse = np.array(mcse)
         z_pooled = [
             np.max(np.abs(error_in_mcse(np.array(errors), mcse[:, part])[0]))

@@ -28,9 +28,11 @@ _LAZY = {
     "Sampler": ".runners",
     "as_sampler": ".runners",
     "compare_samplers": ".runners",
+    "replicate_seeds": ".runners",
     "run_emcee": ".population",
     "run_smc": ".population",
     "ess_err_table": ".metrics",
+    "worst_ess_err": ".metrics",
     "plot_comparison": ".plots",
 }
 

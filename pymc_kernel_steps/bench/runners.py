@@ -80,7 +80,14 @@ from .metrics import _tidy
 from .population import run_emcee, run_smc
 from .references import Reference
 
-__all__ = ["SAMPLER_KINDS", "SAMPLER_NAMES", "Sampler", "as_sampler", "compare_samplers"]
+__all__ = [
+    "SAMPLER_KINDS",
+    "SAMPLER_NAMES",
+    "Sampler",
+    "as_sampler",
+    "compare_samplers",
+    "replicate_seeds",
+]
 
 #: sampler kinds understood by :func:`compare_samplers`
 SAMPLER_KINDS = ("step", "nuts", "smc", "emcee", "custom")
@@ -425,6 +432,15 @@ def _check_count(name, replicate, result, budget, kind):
         )
 
 
+def replicate_seeds(random_seed: int, replicates: int) -> list[int]:
+    """The seed of each replicate in :func:`compare_samplers` (replicate ``r`` of every sampler
+    gets ``replicate_seeds(random_seed, replicates)[r]``), to re-run one replicate alone."""
+    return [
+        int(s.generate_state(1)[0] % (2**31))
+        for s in np.random.SeedSequence(random_seed).spawn(replicates)
+    ]
+
+
 def compare_samplers(
     model,
     samplers,
@@ -532,10 +548,7 @@ def compare_samplers(
     specs = _as_samplers(samplers)
     if any(s.kind == "nuts" for s in specs) and gradient_model is None:
         raise ValueError("gradient_model: 'nuts' needs a differentiable twin of the model")
-    seeds = [
-        int(s.generate_state(1)[0] % (2**31))
-        for s in np.random.SeedSequence(random_seed).spawn(replicates)
-    ]
+    seeds = replicate_seeds(random_seed, replicates)
     settings = _Settings(
         budget=int(budget),
         tune_fraction=float(tune_fraction),

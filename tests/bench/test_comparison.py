@@ -82,6 +82,31 @@ def test_within_run_mcse_matches_the_spread_of_the_errors_of_exact_draws(iid_fra
     assert np.all(np.abs(biased["estimate"] - biased["truth"]) / biased["mcse"] > 5)
 
 
+def test_worst_ess_err_is_the_tables_worst_and_interval(iid_frame):
+    """The helper for frames of one's own (a benchmark script's) reports what ess_err_table
+    does from the same squared errors, with the same random numbers; and the table's worst
+    lies in its interval."""
+    df, n, replicates = iid_frame
+    table = C.ess_err_table(df[df["sampler"] == "iid"], n_boot=300, random_seed=4)
+    rng = np.random.default_rng(4)
+    for stat in ("mean", "second_moment"):
+        sub = df[(df["sampler"] == "iid") & (df["statistic"] == stat)]
+        wide = sub.pivot(index="replicate", columns="coordinate", values="sq_error").to_numpy()
+        var_f = sub.groupby("coordinate")["var_f"].first().to_numpy()
+        evaluations = np.full(replicates, float(n))
+        worst, low, high = C.worst_ess_err(wide, var_f, evaluations, n_boot=300, rng=rng)
+        row = table.loc["iid"]
+        assert worst == pytest.approx(row[f"{stat}_worst"])
+        assert (low, high) == pytest.approx((row[f"{stat}_worst_lo"], row[f"{stat}_worst_hi"]))
+        assert low < worst < high
+
+
+def test_replicate_seeds_are_compare_samplers_seeds(iid_frame):
+    df, _, replicates = iid_frame
+    seeds = df.drop_duplicates("replicate").sort_values("replicate")["seed"].to_numpy()
+    np.testing.assert_array_equal(seeds, C.replicate_seeds(0, replicates))
+
+
 def test_ess_err_is_small_for_a_biased_sampler(iid_frame):
     df, n, _ = iid_frame
     biased = df[(df["sampler"] == "biased") & (df["statistic"] == "mean")]
