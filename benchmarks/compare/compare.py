@@ -58,6 +58,10 @@ OURS = ("KAMH", "AdaptiveMetropolis", "KMCLite", "KMCFinite", "CKAM")
 VARIANTS = {
     "KMCLite-score_matching": lambda: pks.KMCLite(surrogate="score_matching"),
     "KMCLite-quadratic": lambda: pks.KMCLite(trend="quadratic"),
+    # the papers' single moves, the defaults until issue 24
+    "KMCLite-fixed": lambda: pks.KMCLite(moves="fixed"),
+    "KMCFinite-fixed": lambda: pks.KMCFinite(moves="fixed"),
+    "KAMH-fixed": lambda: pks.KAMH(moves="fixed"),
 }
 
 
