@@ -92,9 +92,7 @@ def main(argv=None) -> None:
     print(table.drop(columns=[c for c in table if c.startswith("_")]).to_markdown(index=False))
     print()
     for stat, group in table.groupby("stat", sort=False):
-        per_sampler = ", ".join(
-            f"{s} {geometric_mean(group[f'_{s}']):.2f}×" for s in args.samplers
-        )
+        per_sampler = ", ".join(f"{s} {geometric_mean(group[f'_{s}']):.2f}×" for s in args.samplers)
         print(
             f"{stat}, {len(group)} posteriors: after ÷ before {per_sampler}; our best ÷ best "
             f"peer {geometric_mean(group['_ratio_before']):.2f} → "
