@@ -25,21 +25,13 @@ import numpy as np
 import pandas as pd
 
 from pymc_kernel_steps.bench.robustness import z_table
-from pymc_kernel_steps.bench.suite import geometric_mean, suite_table
+from pymc_kernel_steps.bench.suite import geometric_mean, ratios, suite_table
 
 STAT = {"mean": "E[x]", "second_moment": "E[x²]"}
 
 
 def _read(path: Path) -> pd.DataFrame:
     return pd.read_csv(path, dtype={"git_commit": str})
-
-
-def _best(group: pd.DataFrame, ours: bool) -> pd.Series:
-    """The best peer, or our best default (variants such as ``"KMCLite[fixed]"`` left out)."""
-    rows = group[group["ours"] == ours]
-    if ours:
-        rows = rows[~rows["sampler"].str.contains("[", regex=False)]
-    return rows.loc[rows["ess"].idxmax()]
 
 
 def _z(frame: pd.DataFrame, sampler: str, stat: str) -> float:
@@ -49,11 +41,12 @@ def _z(frame: pd.DataFrame, sampler: str, stat: str) -> float:
 
 
 def compare(before: pd.DataFrame, after: pd.DataFrame, samplers, with_z: bool) -> pd.DataFrame:
-    """One row per statistic of one posterior: ``samplers`` before and after, our best against
-    the best peer before and after."""
+    """One row per statistic of one posterior: ``samplers`` before and after, our best default
+    against the best peer before and after (:func:`~pymc_kernel_steps.bench.suite.ratios`)."""
     changed = before["sampler"].isin(samplers)
     new = pd.concat([before[~changed], after[after["sampler"].isin(samplers)]], ignore_index=True)
     old_table, new_table = suite_table(before), suite_table(new)
+    old_ratios, new_ratios = ratios(old_table), ratios(new_table)
     rows = []
     for stat, old_group in old_table.groupby("statistic", sort=False):
         new_group = new_table[new_table["statistic"] == stat]
@@ -63,16 +56,14 @@ def compare(before: pd.DataFrame, after: pd.DataFrame, samplers, with_z: bool) -
             now = new_group.set_index("sampler")["ess"].get(sampler, np.nan)
             row[sampler] = f"{was:.3g} → {now:.3g}"
             row[f"_{sampler}"] = now / was
-        peer = _best(old_group, ours=False)
-        for label, group, frame in (("before", old_group, before), ("after", new_group, new)):
-            best = _best(group, ours=True)
-            ratio = best["ess"] / peer["ess"]
-            text = f"{best['sampler']} {best['ess']:.3g}, **{ratio:.2f}**"
+        for label, table, frame in (("before", old_ratios, before), ("after", new_ratios, new)):
+            best = table[table["statistic"] == stat].iloc[0]
+            text = f"{best['ours']} {best['ours_ess']:.3g}, **{best['ratio']:.2f}**"
             if with_z:
-                text += f" (z {_z(frame, best['sampler'], stat):.1f})"
+                text += f" (z {_z(frame, best['ours'], stat):.1f})"
             row[f"ours/peer {label}"] = text
-            row[f"_ratio_{label}"] = ratio
-        row["best peer"] = f"{peer['sampler']} {peer['ess']:.3g}"
+            row[f"_ratio_{label}"] = best["ratio"]
+        row["best peer"] = f"{best['peer']} {best['peer_ess']:.3g}"
         rows.append(row)
     return pd.DataFrame(rows)
 
