@@ -48,7 +48,13 @@ import numpy as np
 import pymc_kernel_steps as pks
 from pymc_kernel_steps.bench import compare_samplers, ess_err_table, plot_comparison
 from pymc_kernel_steps.bench import targets as T
-from pymc_kernel_steps.bench.pages import context_lines, markdown_table
+from pymc_kernel_steps.bench.pages import (
+    context_lines,
+    markdown_table,
+    page_header,
+    parse_relabel,
+    relabel_samplers,
+)
 from pymc_kernel_steps.bench.pages import format_figure as _fmt
 from pymc_kernel_steps.bench.references import reference_for
 
@@ -189,12 +195,30 @@ def run_target(name: str, args, command: str) -> dict:
     }
 
 
-def merge_runs(paths, out: Path, argv) -> None:
+def _text_below_table(text: str, name: str) -> list[str]:
+    """The non-blank lines of a page after its first table, without its two figures."""
+    lines = text.splitlines()
+    start = next((i for i, line in enumerate(lines) if line.startswith("|")), len(lines))
+    rest = lines[start:]
+    after = next((i for i, line in enumerate(rest) if not line.startswith("|")), len(rest))
+    figures = {f"![{name}]({name}.png)", f"![{name}, E[x²]]({name}-second-moment.png)"}
+    return [line for line in rest[after:] if line.strip() and line.strip() not in figures]
+
+
+def merge_runs(
+    paths, out: Path, argv, relabel=None, keep_header: bool = False, note: str | None = None
+) -> None:
     """Merge the tidy frames of runs of one target for different samplers into one page.
 
     The runs must share the target, budget, seed and replicates (so replicate ``r`` of every
     sampler has the same seed, as in one run); a sampler present in two files is an error.
-    Writes ``<target>.md``, ``<target>-runs.csv.gz`` and the figures into ``out``.
+    ``relabel`` (``{old: new}``) renames samplers of the first file before that check: the
+    page's current runs, e.g. a former default's rows before the new default's rows join
+    them. With ``keep_header`` the provenance lines of the existing ``<target>.md`` in
+    ``out`` are kept and one line for this merge (date, command, relabelling, ``note``) is
+    added after them; text below the page's table is not (its figures may no longer hold: a
+    warning counts its lines). Writes
+    ``<target>.md``, ``<target>-runs.csv.gz`` and the figures into ``out``.
     """
     import matplotlib
 
@@ -202,11 +226,30 @@ def merge_runs(paths, out: Path, argv) -> None:
     import matplotlib.pyplot as plt
     import pandas as pd
 
-    frames = [pd.read_csv(p) for p in paths]
     names = {Path(p).name.removesuffix("-runs.csv.gz") for p in paths}
     if len(names) != 1:
         raise SystemExit(f"--merge: files of one target only, got {sorted(names)}")
     [name] = names
+    frames = [pd.read_csv(p) for p in paths]
+    if relabel:
+        try:
+            frames[0] = relabel_samplers(frames[0], relabel)
+        except ValueError as err:
+            raise SystemExit(f"--{err} (in {paths[0]})") from None
+    page = out / f"{name}.md"
+    header = None
+    if keep_header:
+        if not page.exists():
+            raise SystemExit(f"--keep-header: there is no {page} to keep the header of")
+        old_text = page.read_text()
+        header = page_header(old_text)
+        below = _text_below_table(old_text, name)
+        if below:
+            print(
+                f"warning: the {len(below)} lines of {page.name} below its table (text, other "
+                "tables) are not carried over; add back by hand what still holds",
+                file=sys.stderr,
+            )
     seen = {}
     for path, frame in zip(paths, frames, strict=True):
         for sampler in frame["sampler"].unique():
@@ -228,13 +271,25 @@ def merge_runs(paths, out: Path, argv) -> None:
         plt.close(fig)
         figures.append(path.name)
     command = "python benchmarks/compare/compare.py " + shlex.join(argv)
+    if header is None:
+        header = [
+            *context_lines(command),
+            f"- merged from {len(paths)} runs of `benchmarks/compare/compare.py` with the same "
+            f"budget ({int(df['budget'].iloc[0])}), seeds and replicates, for different "
+            "`--samplers`; each file's own page records its command, date and load",
+        ]
+    else:
+        date = context_lines(command)[0].removeprefix("- date: ")
+        renamed = ", ".join(f"`{old}` → `{new}`" for old, new in (relabel or {}).items())
+        header.append(
+            f"- merged ({date}): `{command}`"
+            + (f"; relabelled {renamed}" if renamed else "")
+            + (f"; {note}" if note else "")
+        )
     text = [
         f"# {name}: error-based ESS per 1000 target evaluations",
         "",
-        *context_lines(command),
-        f"- merged from {len(paths)} runs of `benchmarks/compare/compare.py` with the same budget "
-        f"({int(df['budget'].iloc[0])}), seeds and replicates, for different `--samplers`; "
-        "each file's own page records its command, date and load",
+        *header,
         "",
         markdown_table(ess_err_table(df)),
         "",
@@ -243,7 +298,7 @@ def merge_runs(paths, out: Path, argv) -> None:
         f"![{name}, E[x²]]({figures[1]})",
         "",
     ]
-    (out / f"{name}.md").write_text("\n".join(text))
+    page.write_text("\n".join(text))
     print("\n".join(text))
     write_index(out, command)
 
@@ -309,10 +364,34 @@ def main(argv=None) -> None:
         help="instead of sampling, merge <target>-runs.csv.gz files of one target written by "
         "runs with the same --seed and --replicates for different --samplers into one page",
     )
+    parser.add_argument(
+        "--relabel",
+        nargs="+",
+        metavar="OLD=NEW",
+        help="with --merge: rename samplers of the first file (the page's current runs) before "
+        "the others join them (e.g. a former default's rows, KMCLite=KMCLite-fixed, before the "
+        "new default's KMCLite rows)",
+    )
+    parser.add_argument(
+        "--keep-header",
+        action="store_true",
+        help="with --merge: keep the provenance lines of the existing page and add one for "
+        "this merge",
+    )
+    parser.add_argument("--note", help="with --keep-header: appended to the merge's line")
     argv = sys.argv[1:] if argv is None else argv
     args = parser.parse_args(argv)
+    if (args.relabel or args.keep_header or args.note) and not args.merge:
+        parser.error("--relabel, --keep-header and --note go with --merge")
+    if args.note and not args.keep_header:
+        parser.error("--note is added to the kept header: pass --keep-header with it")
     if args.merge:
-        merge_runs(args.merge, Path(args.out or ROOT / "docs" / "benchmarks"), argv)
+        try:
+            relabel = parse_relabel(args.relabel)
+        except ValueError as err:
+            parser.error(str(err))
+        out = Path(args.out or ROOT / "docs" / "benchmarks")
+        merge_runs(args.merge, out, argv, relabel, args.keep_header, args.note)
         return
     if args.quick:
         given = " ".join(argv)

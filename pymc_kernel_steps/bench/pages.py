@@ -11,7 +11,14 @@ import subprocess
 from importlib import metadata
 from pathlib import Path
 
-__all__ = ["context_lines", "format_figure", "markdown_table"]
+__all__ = [
+    "context_lines",
+    "format_figure",
+    "markdown_table",
+    "page_header",
+    "parse_relabel",
+    "relabel_samplers",
+]
 
 
 def _version(dist):
@@ -104,3 +111,54 @@ def markdown_table(table) -> str:
         ]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+def page_header(text: str) -> list[str]:
+    """The provenance lines of a result page: every line after its title and before its first
+    table row (``|``), without the blank lines around them."""
+    lines = text.splitlines()
+    if not lines or not lines[0].startswith("# "):
+        raise ValueError("a result page starts with a '# ' title line")
+    header = []
+    for line in lines[1:]:
+        if line.startswith("|"):
+            break
+        header.append(line)
+    while header and not header[0].strip():
+        header.pop(0)
+    while header and not header[-1].strip():
+        header.pop()
+    return header
+
+
+def parse_relabel(pairs) -> dict[str, str]:
+    """``["OLD=NEW", ...]`` as ``{OLD: NEW}``; an error names a malformed or repeated pair."""
+    mapping: dict[str, str] = {}
+    for pair in pairs or ():
+        old, sep, new = pair.partition("=")
+        old, new = old.strip(), new.strip()
+        if not sep or not old or not new:
+            raise ValueError(f"relabel: expected OLD=NEW, got {pair!r}")
+        if old in mapping:
+            raise ValueError(f"relabel: {old!r} is relabelled twice")
+        mapping[old] = new
+    return mapping
+
+
+def relabel_samplers(frame, mapping: dict[str, str]):
+    """A copy of a tidy runs frame with its ``sampler`` labels renamed by ``mapping``.
+
+    Every old label must be in the frame, and no new label may already be there unless it is
+    itself renamed (rows of two samplers are never silently merged under one label)."""
+    present = set(frame["sampler"].unique())
+    missing = sorted(set(mapping) - present)
+    if missing:
+        raise ValueError(f"relabel: {missing} not among the frame's samplers {sorted(present)}")
+    kept = present - set(mapping)
+    renamed = list(mapping.values())
+    clash = sorted({n for n in renamed if n in kept or renamed.count(n) > 1})
+    if clash:
+        raise ValueError(f"relabel: {clash} would name the rows of two samplers")
+    out = frame.copy()
+    out["sampler"] = out["sampler"].replace(mapping)
+    return out
