@@ -6,6 +6,15 @@ cores: with OpenBLAS's default of a thread per core, four threads spun on two co
 machine made some linear-algebra tests 10-40 times slower in CPU time (a score-matching
 cross-validation: 41 s instead of 1 s). The steps already run their transitions with one BLAS
 thread (``pymc_kernel_steps/steps/_threads.py``), so their draws do not change.
+
+One OpenBLAS kernel on every x86-64 machine with AVX2: ``Haswell``, unless the environment
+chooses one. OpenBLAS picks its kernels by CPU (``SkylakeX`` on an Intel machine with AVX-512,
+``Haswell`` where the environment says so, as on the AMD EPYC machines this project runs on), and
+their results differ in the last bits. The golden draws (``tests/steps/test_golden_draws.py``)
+compare chains bit for bit, and a last-bit difference in a Cholesky factor changes an
+accept/reject decision a few dozen iterations in: recorded with ``SkylakeX`` kernels, they failed
+on a machine with ``Haswell`` ones. They are recorded with ``Haswell`` kernels, which every
+x86-64 machine with AVX2 can run.
 """
 
 from __future__ import annotations
@@ -15,6 +24,22 @@ import os
 from threadpoolctl import threadpool_limits
 
 _BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def _cpu_flags() -> set[str]:
+    try:
+        with open("/proc/cpuinfo") as cpuinfo:
+            for line in cpuinfo:
+                if line.startswith("flags"):
+                    return set(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return set()
+
+
+if "OPENBLAS_CORETYPE" not in os.environ and "avx2" in _cpu_flags():
+    # read by OpenBLAS when it is loaded: numpy must not be imported before this file
+    os.environ["OPENBLAS_CORETYPE"] = "Haswell"
 
 if not any(name in os.environ for name in _BLAS_THREADS):
     for name in _BLAS_THREADS:

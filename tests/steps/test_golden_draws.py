@@ -7,6 +7,11 @@ meant to change the draws re-records them (and says why in the CHANGELOG)::
     python -m tests.steps.test_golden_draws          # from the repository's root
     python -m tests.steps.test_golden_draws KMCLite  # only these configurations
 
+They are bit for bit only with the same OpenBLAS kernels: recorded with ``Haswell`` ones
+(``OPENBLAS_CORETYPE=Haswell``, which ``tests/conftest.py`` sets on every x86-64 machine with AVX2
+unless the environment chooses; recording refuses other kernels). A process with other kernels
+skips the comparison.
+
 Each run is one chain (``cores=1``) of a few hundred tuning iterations and draws, long enough
 that the random-walk phase, the fits of the surrogates and kernels, the step-size tuning and the
 mixtures' other moves all happen. The tuning iterations are kept and compared too.
@@ -24,6 +29,8 @@ import numpy as np
 import pytest
 
 GOLDEN = Path(__file__).parent / "golden"
+#: the OpenBLAS kernels the golden draws were recorded with
+OPENBLAS_KERNEL = "Haswell"
 SEEDS = (1, 2, 3)
 #: the sample stats compared with the draws (every step emits them)
 STATS = ("accepted", "logp_evals")
@@ -163,9 +170,27 @@ def _commit() -> str:
     return head + ("+uncommitted-package-changes" if dirty else "")
 
 
+def openblas_kernels() -> list[str]:
+    """The kernels (``architecture``) of the OpenBLAS libraries this process has loaded."""
+    from threadpoolctl import threadpool_info
+
+    return sorted(
+        {
+            str(lib.get("architecture"))
+            for lib in threadpool_info()
+            if lib["internal_api"] == "openblas"
+        }
+    )
+
+
 def record(configs=None) -> None:
     """Re-record the golden files of ``configs`` (default: every one) from this checkout's
     code."""
+    if openblas_kernels() != [OPENBLAS_KERNEL]:
+        raise SystemExit(
+            f"record with OpenBLAS's {OPENBLAS_KERNEL} kernels (OPENBLAS_CORETYPE="
+            f"{OPENBLAS_KERNEL}); this process has {openblas_kernels()}."
+        )
     GOLDEN.mkdir(exist_ok=True)
     commit = _commit()
     for model_name in MODELS:
@@ -175,7 +200,9 @@ def record(configs=None) -> None:
                 for key, value in sample(model_name, config, seed).items():
                     arrays[f"{key}-{seed}"] = value
             np.savez_compressed(
-                _golden_path(model_name, config), recorded_at=np.array(commit), **arrays
+                _golden_path(model_name, config),
+                recorded_at=np.array(f"{commit} (OpenBLAS {OPENBLAS_KERNEL} kernels)"),
+                **arrays,
             )
             print(f"recorded {model_name} {config}", flush=True)
 
@@ -183,6 +210,11 @@ def record(configs=None) -> None:
 @pytest.mark.parametrize("config", list(CONFIGS))
 @pytest.mark.parametrize("model_name", list(MODELS))
 def test_golden_draws(model_name, config):
+    if openblas_kernels() != [OPENBLAS_KERNEL]:
+        pytest.skip(
+            f"golden draws are bit for bit with OpenBLAS's {OPENBLAS_KERNEL} kernels only; "
+            f"this process has {openblas_kernels()}"
+        )
     path = _golden_path(model_name, config)
     assert path.exists(), f"{path} is missing: run `python -m tests.steps.test_golden_draws`."
     golden = np.load(path)
