@@ -14,7 +14,10 @@ The draws depend on OpenBLAS's kernels in their last bits, and so, a few dozen i
 on which accept/reject decisions fall which way: compare with the kernels the frames were written
 with. The frames re-run on 2026-11-26 used ``OPENBLAS_CORETYPE=Haswell`` (the environment of the
 AMD EPYC machines this project runs on; ``tests/conftest.py`` chooses the same for the golden
-draws, which until then were recorded with ``SkylakeX`` ones).
+draws, which until then were recorded with ``SkylakeX`` ones). And until 2026-11-26 the black box
+compiled the likelihood with numba's fast-math flags, whose fresh compile and cached copy round
+differently: every frame written before then reports as differing here, even from the code that
+wrote it, and is statistically, not bitwise, today's.
 
 Usage::
 

@@ -23,12 +23,12 @@ from pymc.model.fgraph import (
     fgraph_from_model,
     model_from_fgraph,
 )
-from pymc.pytensorf import compile
 from pytensor.graph.basic import Apply
 from pytensor.graph.fg import FunctionGraph
 from pytensor.graph.op import Op
 from pytensor.graph.replace import graph_replace
 
+from ..steps._compile import pm_compile
 from .targets.blackbox import CountingLogp
 
 __all__ = ["FiniteDifferenceLogp", "black_box", "likelihood_function"]
@@ -75,8 +75,10 @@ def likelihood_function(model: pm.Model, *, mode=None) -> _SplitLikelihood:
     loglik = graph_replace(loglik, replace, strict=False)
     # a transform's parameters may refer to other free variables: their values, not draws
     loglik = graph_replace(loglik, dict(zip(free, inputs, strict=True)), strict=False)
-    # PyMC's compile turns a failed parameter check (sigma > 0) into -inf, as in model.logp
-    function = compile(inputs, loglik, mode=mode, on_unused_input="ignore")
+    # PyMC's compile turns a failed parameter check (sigma > 0) into -inf, as in model.logp;
+    # without numba's fast-math flags, as the steps compile, so that a first run on a machine
+    # (a fresh PyTensor cache) and later ones compute the same bits
+    function = pm_compile(inputs, loglik, mode=mode, on_unused_input="ignore")
     rv_shapes = model.eval_rv_shapes()
     shapes = [rv_shapes[rv.name] for rv in free]
     return _SplitLikelihood(function, shapes)
