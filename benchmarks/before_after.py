@@ -25,13 +25,13 @@ import numpy as np
 import pandas as pd
 
 from pymc_kernel_steps.bench.robustness import z_table
-from pymc_kernel_steps.bench.suite import geometric_mean, ratios, suite_table
-
-STAT = {"mean": "E[x]", "second_moment": "E[x²]"}
-
-
-def _read(path: Path) -> pd.DataFrame:
-    return pd.read_csv(path, dtype={"git_commit": str})
+from pymc_kernel_steps.bench.suite import (
+    STATISTIC_LABELS,
+    geometric_mean,
+    ratios,
+    read_runs,
+    suite_table,
+)
 
 
 def _z(frame: pd.DataFrame, sampler: str, stat: str) -> float:
@@ -50,7 +50,10 @@ def compare(before: pd.DataFrame, after: pd.DataFrame, samplers, with_z: bool) -
     rows = []
     for stat, old_group in old_table.groupby("statistic", sort=False):
         new_group = new_table[new_table["statistic"] == stat]
-        row = {"posterior": old_group["posterior"].iloc[0], "stat": STAT.get(stat, stat)}
+        row = {
+            "posterior": old_group["posterior"].iloc[0],
+            "stat": STATISTIC_LABELS.get(stat, stat),
+        }
         for sampler in samplers:
             was = old_group.set_index("sampler")["ess"].get(sampler, np.nan)
             now = new_group.set_index("sampler")["ess"].get(sampler, np.nan)
@@ -76,7 +79,7 @@ def main(argv=None) -> None:
     parser.add_argument("--z", action="store_true", help="add our best's z_pooled")
     args = parser.parse_args(argv)
     frames = [
-        compare(_read(args.runs_dir / p.name), _read(p), args.samplers, args.z)
+        compare(read_runs(args.runs_dir / p.name), read_runs(p), args.samplers, args.z)
         for p in sorted(args.after.glob("*.csv.gz"))
     ]
     table = pd.concat(frames, ignore_index=True)

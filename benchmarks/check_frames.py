@@ -38,7 +38,7 @@ import pandas as pd
 
 from pymc_kernel_steps.bench import replicate_seeds
 from pymc_kernel_steps.bench.robustness import run_target
-from pymc_kernel_steps.bench.suite import is_ours, run_posterior
+from pymc_kernel_steps.bench.suite import is_ours, read_runs, run_posterior
 from pymc_kernel_steps.bench.targets.robustness import ROBUSTNESS_TARGETS
 
 KEY = ["statistic", "coordinate"]
@@ -57,7 +57,7 @@ def study_seed(frame: pd.DataFrame) -> int:
 
 def check(path: Path, samplers=None, peers: bool = False) -> list[dict]:
     """Re-run replicate 0 of the frame's samplers; one row per sampler."""
-    frame = pd.read_csv(path, dtype={"git_commit": str})
+    frame = read_runs(path)
     name = str(frame["posterior"].iloc[0])
     run = run_target if name in ROBUSTNESS_TARGETS else run_posterior
     seed = study_seed(frame)

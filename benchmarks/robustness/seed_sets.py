@@ -23,14 +23,9 @@ from pathlib import Path
 import pandas as pd
 
 from pymc_kernel_steps.bench.robustness import z_table
-from pymc_kernel_steps.bench.suite import ratios, suite_table
+from pymc_kernel_steps.bench.suite import STATISTIC_LABELS, ratios, read_runs, suite_table
 
-STAT = {"mean": "E[x]", "second_moment": "E[x²]"}
 Z_BAR = 4.0
-
-
-def _read(path: Path) -> pd.DataFrame:
-    return pd.read_csv(path, dtype={"git_commit": str})
 
 
 def pooled(frames: list[pd.DataFrame]) -> pd.DataFrame:
@@ -43,14 +38,22 @@ def pooled(frames: list[pd.DataFrame]) -> pd.DataFrame:
     return pd.concat(out, ignore_index=True)
 
 
-def summary(frame: pd.DataFrame) -> dict[str, dict]:
+class Scored:
+    """A study's figures: :func:`~pymc_kernel_steps.bench.suite.suite_table` and the
+    within-run z-scores (:func:`~pymc_kernel_steps.bench.robustness.z_table`; SMC has none)."""
+
+    def __init__(self, frame: pd.DataFrame):
+        self.table = suite_table(frame)
+        self.z = z_table(frame[frame["sampler"] != "SMC"])
+
+
+def summary(scored: Scored) -> dict[str, dict]:
     """Per statistic: our best, its ratio to the best peer with interval and z, and the
     defaults meeting both bars (with their ratio and z)."""
-    table = suite_table(frame)
+    table, z = scored.table, scored.z
     best = ratios(table)
-    z = z_table(frame[frame["sampler"] != "SMC"])
     out = {}
-    for stat in STAT:
+    for stat in STATISTIC_LABELS:
         row = best[best["statistic"] == stat].iloc[0]
         z_stat = z[z["statistic"] == stat].set_index("sampler")["z_pooled"]
         ess = table[table["statistic"] == stat].set_index("sampler")
@@ -92,13 +95,14 @@ def main(argv=None) -> None:
         if not all(p.exists() for p in paths):
             print(f"{name}: not in every set, skipped")
             continue
-        frames = [_read(p) for p in paths]
+        frames = [read_runs(p) for p in paths]
         common = set.intersection(*(set(f["sampler"]) for f in frames))
         dropped = sorted(set.union(*(set(f["sampler"]) for f in frames)) - common)
         frames = [f[f["sampler"].isin(common)] for f in frames]
-        per_set = [summary(f) for f in frames]
-        together = summary(pooled(frames))
-        for stat, label in STAT.items():
+        per_set = [summary(Scored(f)) for f in frames]
+        pooled_scores = Scored(pooled(frames))
+        together = summary(pooled_scores)
+        for stat, label in STATISTIC_LABELS.items():
             row = {"target": name, "stat": label}
             for d, s in zip(args.runs_dirs, per_set, strict=True):
                 row[d.name] = s[stat]["best"]
@@ -109,10 +113,9 @@ def main(argv=None) -> None:
         if dropped:
             print(f"{name}: {dropped} not in every set, left out")
         if args.samplers:
-            frame = pooled(frames)
-            table = suite_table(frame).set_index(["sampler", "statistic"])
-            z = z_table(frame[frame["sampler"] != "SMC"]).set_index(["sampler", "statistic"])
-            for stat, label in STAT.items():
+            table = pooled_scores.table.set_index(["sampler", "statistic"])
+            z = pooled_scores.z.set_index(["sampler", "statistic"])
+            for stat, label in STATISTIC_LABELS.items():
                 row = {"target": name, "stat": label}
                 for sampler in args.samplers:
                     if (sampler, stat) not in table.index:

@@ -40,10 +40,12 @@ __all__ = [
     "OURS",
     "OUR_VARIANTS",
     "PEERS",
+    "STATISTIC_LABELS",
     "SUITE",
     "Posterior",
     "Study",
     "is_ours",
+    "read_runs",
     "reference",
     "run_posterior",
     "suite_table",
@@ -72,6 +74,14 @@ def is_ours(label: str) -> bool:
 #: the peers in the suite, by label
 PEERS = ("SMC", "emcee", "DEMetropolisZ", "NUTS-FD")
 STATISTICS = ("mean", "second_moment")
+#: how a study's tables name its statistics
+STATISTIC_LABELS = {"mean": "E[x]", "second_moment": "E[x²]"}
+
+
+def read_runs(path) -> pd.DataFrame:
+    """A study's tidy frame of runs as written (``git_commit`` stays text: ``"14e5781"`` is not a
+    number)."""
+    return pd.read_csv(path, dtype={"git_commit": str})
 
 
 def reference(name: str):

@@ -10,7 +10,7 @@ import pytest
 from pymc_kernel_steps.bench import posteriordb
 from pymc_kernel_steps.bench.peers import emcee_burn_in, optimise_start, run_emcee_expert
 from pymc_kernel_steps.bench.report import write_suite_page
-from pymc_kernel_steps.bench.suite import _ess, ratios, run_posterior, suite_table
+from pymc_kernel_steps.bench.suite import _ess, ratios, read_runs, run_posterior, suite_table
 
 
 def test_the_reference_error_is_subtracted_and_floors_the_mse():
@@ -113,3 +113,10 @@ def test_variants_are_ours_and_built_with_their_moves():
     )
     assert ratios(table)["ours"].item() == "KAMH" and ratios(table)["ratio"].item() == 0.5
     assert ratios(table, variants=True)["ours"].item() == "KAMH[fixed]"
+
+
+def test_read_runs_keeps_a_numeric_looking_commit_as_text(tmp_path):
+    path = tmp_path / "runs.csv.gz"
+    pd.DataFrame({"sampler": ["KMCLite"], "git_commit": ["1234567"]}).to_csv(path, index=False)
+    assert read_runs(path)["git_commit"].iloc[0] == "1234567"
+    assert pd.read_csv(path)["git_commit"].iloc[0] == 1234567  # what a plain read gives
