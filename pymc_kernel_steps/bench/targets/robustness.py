@@ -21,6 +21,11 @@ Every target has an exact independent sampler and moments that do not come from 
     with polar coordinates ``(r, θ)``, density ``∝ exp(−(r − 3 − cos 5θ)² / (2 · 0.35²))``.
     Moments by quadrature in polar coordinates (trapezoid in ``θ``, spectrally accurate for a
     periodic integrand; Gauss–Legendre in ``r``); exact draws by rejection from a disc.
+``flower8r``
+    ``flower8`` in rotated coordinates, ``x = Qᵀ y`` for a fixed random rotation ``Q``: the same
+    rings, but no pair of coordinates is one flower (moves that change a few coordinates at a
+    time gain nothing from the model's axes). Moments exact from ``flower8``'s (see
+    ``_rotated_flower_moments``).
 ``skewed5``
     ``(x1..x4) = L z``, ``z_j`` independent skew-normals with shape ``α = 6``, ``L`` the
     Cholesky factor of an equicorrelation (``ρ = 0.6``) matrix; ``x5 ~ LogNormal(0, 0.7)`` (log
@@ -282,6 +287,41 @@ def _flower_sample(rng, size):
     return draws.reshape(size, 2 * FLOWER_PAIRS)
 
 
+#: seed of the rotation of ``flower8r``
+FLOWER_ROTATION_SEED = 8
+
+
+def flower_rotation() -> np.ndarray:
+    """The orthogonal ``Q`` of ``flower8r``: its coordinates are ``x = Qᵀ y``, ``y`` ``flower8``'s
+    (a Haar-random rotation, fixed by :data:`FLOWER_ROTATION_SEED`)."""
+    rng = np.random.default_rng(FLOWER_ROTATION_SEED)
+    q, r = np.linalg.qr(rng.standard_normal((2 * FLOWER_PAIRS, 2 * FLOWER_PAIRS)))
+    return q * np.sign(np.diag(r))
+
+
+def _rotated_flower_logp(x):
+    return _flower_logp(pt.dot(pt.constant(flower_rotation()), x))
+
+
+def _rotated_flower_moments():
+    """Exact moments of ``x = Qᵀ y``. Each flower pair's moments up to the fourth are those of an
+    isotropic pair (five petals: the angular frequencies below 5 vanish), so ``E[u] = 0``,
+    ``E[u²]``, ``E[u⁴] = 3/8 E[r⁴]`` and ``E[u² v²] = 1/8 E[r⁴]``; a coordinate
+    ``x_i = Σ_k s_k``, ``s_k`` the independent part of pair ``k`` with weight
+    ``c_k = Q²_{2k,i} + Q²_{2k+1,i}`` (``Σ_k c_k = 1``), has ``E[x_i²] = E[u²]`` and
+    ``E[x_i⁴] = E[u⁴] Σ c_k² + 3 E[u²]² (1 − Σ c_k²)``."""
+    (_, second, fourth), _ = _flower_pair_moments()
+    weights = (flower_rotation() ** 2).reshape(FLOWER_PAIRS, 2, -1).sum(axis=1)
+    concentration = np.sum(weights**2, axis=0)
+    dim = 2 * FLOWER_PAIRS
+    m4 = fourth * concentration + 3 * second**2 * (1 - concentration)
+    return np.zeros(dim), np.full(dim, second), m4
+
+
+def _rotated_flower_sample(rng, size):
+    return _flower_sample(rng, size) @ flower_rotation()
+
+
 # ----------------------------------------------------------------------------------- skewed5
 SKEW_ALPHA = 6.0
 SKEW_RHO = 0.6
@@ -406,6 +446,15 @@ ROBUSTNESS_TARGETS: dict[str, RobustnessTarget] = {
             _flower_moments,
             _flower_sample,
             "four 2-d flowers: ring of radius 3 with 5 petals of amplitude 1, width 0.35",
+        ),
+        RobustnessTarget(
+            "flower8r",
+            8,
+            _rotated_flower_logp,
+            _rotated_flower_moments,
+            _rotated_flower_sample,
+            "flower8 in rotated coordinates (a fixed random rotation): no pair of coordinates "
+            "is one flower",
         ),
         RobustnessTarget(
             "skewed5",
