@@ -364,7 +364,12 @@ class _KMC(KernelStep):
             "surrogate": trajectory is not None,
             "lengthscale": chain.lengthscale,
             "move": move_code(proposal),
+            **({} if chain.learned_moves is None else chain.learned_moves.sample_stats()),
         }
+
+    def _instance_stats(self) -> dict:
+        learned = self.chain.learned_moves
+        return {} if learned is None else learned.stats_dtypes_shapes()
 
     def _energy(self, transition, trajectory) -> float:
         """The Hamiltonian ``−log π(x) + ½ pᵀM⁻¹p`` of the state after this iteration, as

@@ -164,6 +164,25 @@ class LearnedMoves:
             out[f"{move.kind}.rate"] = float(rate)
         return out
 
+    def stats_dtypes_shapes(self) -> dict:
+        """The sample stats of :meth:`sample_stats`: ``weight_<kind>`` and
+        ``acceptance_<kind>`` for every move of the mixture."""
+        return {
+            f"{name}_{move.kind}": (np.float64, [])
+            for move in self.moves
+            for name in ("weight", "acceptance")
+        }
+
+    def sample_stats(self) -> dict[str, float]:
+        """This iteration's sample stats: every move's weight in the mixture (learned while
+        tuning, constant after) and its mean acceptance probability over its proposals so far
+        (NaN before its first)."""
+        out = {}
+        for move, weight in zip(self.moves, self.mixture.weights, strict=True):
+            out[f"weight_{move.kind}"] = float(weight)
+            out[f"acceptance_{move.kind}"] = float(move.tally.acceptance)
+        return out
+
     def record(self, proposal: Proposal, x: np.ndarray, accept_prob: float, metric) -> None:
         """Count a proposal of one of the mixture's moves (others, such as the tuning phase's
         coordinate moves, are not counted) and push the learned weights into the mixture.

@@ -198,6 +198,15 @@ class KernelStep(StartScales, PooledTuning, ArrayStepShared):
         self.tune = True
         self._point_map_info = None
         self.chain = self._new_chain()
+        instance_stats = self._instance_stats()
+        if instance_stats:
+            self.stats_dtypes_shapes = {**self.stats_dtypes_shapes, **instance_stats}
+            self.stats_dtypes = [{k: v[0] for k, v in self.stats_dtypes_shapes.items()}]
+
+    def _instance_stats(self) -> dict:
+        """Sample stats this instance reports besides its class's ``stats_dtypes_shapes``
+        (name: (dtype, shape)), e.g. the weights of a learned mixture of moves."""
+        return {}
 
     def _compile_log_density(self, logp, raveled_input, compile_kwargs):
         """The compiled log density of the step's block (its one compilation) and the updates of

@@ -267,7 +267,12 @@ class KAMH(KAMStep):
             "n_history": len(chain.history),
             "random_walk": random_walk,
             "move": move_code(transition.proposal),
+            **({} if chain.learned_moves is None else chain.learned_moves.sample_stats()),
         }
+
+    def _instance_stats(self) -> dict:
+        learned = self.chain.learned_moves
+        return {} if learned is None else learned.stats_dtypes_shapes()
 
     def _on_decision(self, x, transition) -> None:
         """``moves="learned"``: count the proposal's whitened jump towards the weights."""

@@ -76,6 +76,36 @@ def test_weights_and_population_are_learned_while_tuning_then_frozen(learned_cla
     assert MOVE_KINDS.index("coordinate") in {s["move"] for s in tuning_stats}
 
 
+def test_weights_and_acceptances_are_sample_stats_of_every_chain(learned_class):
+    """Each move's weight and acceptance are sample stats (``weight_<kind>``,
+    ``acceptance_<kind>``): in worker processes too, where the parent's step object never sees
+    the chains' state. The weights move while tuning, sum to 1, and are constant in the draws;
+    the last iteration's are the learner's. ``moves="fixed"`` has no such stats."""
+    with correlated_gaussian_model():
+        step = learned_class()
+        kwargs = dict(tune=400, draws=150, chains=2, random_seed=4, **QUIET)
+        idata = pm.sample(step=step, cores=2, discard_tuned_samples=False, **kwargs)
+        fixed = pm.sample(step=learned_class(moves="fixed"), cores=1, **kwargs)
+    kinds = ["random_walk", "differential_evolution", "snooker", "envelope", OWN[learned_class]]
+    warmup, draws = idata.warmup_sample_stats, idata.sample_stats
+    weights = np.stack([draws[f"weight_{kind}"].values for kind in kinds])
+    np.testing.assert_allclose(weights.sum(axis=0), 1.0)
+    assert np.all(np.ptp(weights, axis=2) == 0.0)  # frozen after tuning
+    assert not np.allclose(weights[:, 0, 0], weights[:, 1, 0])  # each chain learned its own
+    tuning = np.stack([warmup[f"weight_{kind}"].values for kind in kinds])
+    assert np.all(np.ptp(tuning, axis=2) > 0.0)  # learned while tuning
+    acceptance = np.stack([draws[f"acceptance_{kind}"].values for kind in kinds])
+    assert np.all((acceptance >= 0.0) & (acceptance <= 1.0))
+    with correlated_gaussian_model():
+        step = learned_class()
+        last = pm.sample(step=step, cores=1, **{**kwargs, "chains": 1})
+    for kind, weight in step.chain.learned_moves.weights.items():
+        assert last.sample_stats[f"weight_{kind}"].values[0, -1] == weight
+        tally = next(m for m in step.chain.learned_moves.moves if m.kind == kind).tally
+        assert last.sample_stats[f"acceptance_{kind}"].values[0, -1] == tally.acceptance
+    assert not any(name.startswith("weight_") for name in fixed.sample_stats.data_vars)
+
+
 def test_moves_option_is_checked_and_learned_is_the_default(learned_class):
     with correlated_gaussian_model():
         with pytest.raises(ValueError, match="`moves` must be one of"):
