@@ -97,8 +97,11 @@ SHARED_PARAMETERS = {
     evaluation, with a floor of 0.05
     (:class:`~pymc_kernel_steps.core.JumpRateWeights`). At the end of tuning the weights, the
     population and the envelope are frozen, so the draws come from a fixed mixture of exact
-    Metropolis–Hastings kernels. The weights, every move's acceptance and its measured rate:
-    ``step.chain.learned_moves.stats()``; which move proposed: the ``move`` sample stat.
+    Metropolis–Hastings kernels. Every move's weight and its mean acceptance so far (over
+    tuning and draws) are the sample stats ``weight_<kind>`` and ``acceptance_<kind>``, in
+    every chain; which move proposed: the ``move`` sample stat. The measured rates, for the
+    last chain this step object ran in this process: ``step.chain.learned_moves.stats()``.
+    Fixed at construction (a read-only attribute).
     ``"fixed"``: the step's own move as the paper has it (with the share of random-walk moves
     the step's other parameters set).""",
     "step_size": """step_size : float, optional

@@ -16,14 +16,17 @@ from ..core.confinement import Confinement
 from ..core.history import ChainHistory, first_visits
 from ..core.kernels import median_lengthscale
 from ..core.moves import Mixture, Proposal, RandomWalk, SurrogateHMC
-from ..core.regression import (
-    PolynomialTrend,
-)
-from ..core.score_matching import (
-    select_hyperparameters,
-)
+from ..core.regression import PolynomialTrend
+from ..core.score_matching import select_hyperparameters
 from ..core.whitening import Whitening
-from ._moves import LearnedMoves, move_code, random_walk_share, require_moves
+from ._moves import (
+    LearnedMoves,
+    learned_instance_stats,
+    move_code,
+    moves_attribute,
+    random_walk_share,
+    require_moves,
+)
 from ._state import HMC_STATS
 from ._tuning import SCALE_RANGE, min_accepted_moves
 from ._validation import require_bool, require_fraction, require_int, require_positive
@@ -77,7 +80,7 @@ class KMCChain(ChainState):
         gives every move's weight, acceptance and expected squared jump).
     learned_moves : LearnedMoves or None
         ``moves="learned"``: the mixture and its weight learner (``learned_moves.weights`` by
-        kind of move, ``learned_moves.stats()`` with the measured rates); frozen after tuning.
+        kind, ``.stats()`` with the rates; also sample stats, in every chain); frozen after tuning.
     rw_whitening : Whitening
         The history's whitening: the random walk's metric, in which jumps are measured.
     lengthscale, regularization : float
@@ -158,6 +161,8 @@ class _KMC(KernelStep):
         "lengthscale": (np.float64, []),
         "move": (np.int64, []),
     }
+    moves = moves_attribute
+    _instance_stats = learned_instance_stats
 
     def __init__(
         self,
@@ -229,7 +234,7 @@ class _KMC(KernelStep):
             require_positive("lengthscale", lengthscale)
         if regularization is not None:
             require_positive("regularization", regularization)
-        self.moves = require_moves(moves)
+        self._moves = require_moves(moves)
         random_walk_probability = random_walk_share(
             type(self).__name__, moves, random_walk_probability, DEFAULT_RANDOM_WALK_PROBABILITY
         )
@@ -366,10 +371,6 @@ class _KMC(KernelStep):
             "move": move_code(proposal),
             **({} if chain.learned_moves is None else chain.learned_moves.sample_stats()),
         }
-
-    def _instance_stats(self) -> dict:
-        learned = self.chain.learned_moves
-        return {} if learned is None else learned.stats_dtypes_shapes()
 
     def _energy(self, transition, trajectory) -> float:
         """The Hamiltonian ``−log π(x) + ½ pᵀM⁻¹p`` of the state after this iteration, as

@@ -28,7 +28,15 @@ from ..core.moves import (
 )
 from ..core.whitening import Whitening
 
-__all__ = ["MOVES", "MOVE_KINDS", "LEARNED_INITIAL_WEIGHTS", "LearnedMoves", "move_code"]
+__all__ = [
+    "MOVES",
+    "MOVE_KINDS",
+    "LEARNED_INITIAL_WEIGHTS",
+    "LearnedMoves",
+    "learned_instance_stats",
+    "move_code",
+    "moves_attribute",
+]
 
 #: the values of the steps' ``moves`` parameter
 MOVES = ("fixed", "learned")
@@ -95,6 +103,19 @@ def random_walk_share(step: str, moves: str, share, default: float) -> float:
             f"moves='fixed', random_walk_probability={share!r}); 0 is the paper's pure form)."
         )
     return share
+
+
+def learned_instance_stats(step) -> dict:
+    """A step's ``_instance_stats``: its learned mixture's weights and acceptances (none with
+    ``moves="fixed"``)."""
+    learned = step.chain.learned_moves
+    return {} if learned is None else learned.stats_dtypes_shapes()
+
+
+#: a step's ``moves`` attribute: read-only, since the sample stats it declares depend on it
+moves_attribute = property(
+    lambda step: step._moves, doc='``"learned"`` or ``"fixed"``, as the step was built.'
+)
 
 
 class LearnedMoves:

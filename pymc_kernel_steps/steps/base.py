@@ -187,25 +187,19 @@ class KernelStep(StartScales, PooledTuning, ArrayStepShared):
         self._logp_fn, rng_updates = self._compile_log_density(logp, raveled_input, compile_kwargs)
         self._logp_rngs = list(rng_updates)
         self.noisy_logp = bool(self._logp_rngs)
-        if self.noisy_logp:
-            # A log-density estimate is not the model's log density: do not report it as such.
-            self.stats_dtypes_shapes = {
-                k: v for k, v in self.stats_dtypes_shapes.items() if k != "model_logp"
-            }
-            self.stats_dtypes = [{k: v[0] for k, v in self.stats_dtypes_shapes.items()}]
 
         super().__init__(vars, shared, blocked=True, rng=rng)
         self.tune = True
         self._point_map_info = None
         self.chain = self._new_chain()
-        instance_stats = self._instance_stats()
-        if instance_stats:
-            self.stats_dtypes_shapes = {**self.stats_dtypes_shapes, **instance_stats}
-            self.stats_dtypes = [{k: v[0] for k, v in self.stats_dtypes_shapes.items()}]
+        declared = {**self.stats_dtypes_shapes, **self._instance_stats()}
+        if self.noisy_logp:  # a log-density estimate is not the model's log density
+            del declared["model_logp"]
+        self.stats_dtypes_shapes = declared
+        self.stats_dtypes = [{k: v[0] for k, v in declared.items()}]
 
     def _instance_stats(self) -> dict:
-        """Sample stats this instance reports besides its class's ``stats_dtypes_shapes``
-        (name: (dtype, shape)), e.g. the weights of a learned mixture of moves."""
+        """This instance's sample stats besides its class's (a learned mixture's weights)."""
         return {}
 
     def _compile_log_density(self, logp, raveled_input, compile_kwargs):
@@ -576,9 +570,7 @@ class KernelStep(StartScales, PooledTuning, ArrayStepShared):
     # ------------------------------------------------------------------ PyMC integration
     @staticmethod
     def competence(var, has_grad):
-        if var.dtype in discrete_types:
-            return Competence.INCOMPATIBLE
-        return Competence.COMPATIBLE
+        return Competence.INCOMPATIBLE if var.dtype in discrete_types else Competence.COMPATIBLE
 
     def _progressbar_config(self, n_chains=1):
         # the chain's mean acceptance since the start of its phase (the `accept_rate` stat), not

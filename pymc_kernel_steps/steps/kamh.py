@@ -15,7 +15,7 @@ from ..core.proposals import kamh_feature_covariance
 from ..core.whitening import Whitening
 from ._docs import with_shared_parameters
 from ._kam import KAMStep
-from ._moves import LearnedMoves, move_code, require_moves
+from ._moves import LearnedMoves, learned_instance_stats, move_code, moves_attribute, require_moves
 from ._tuning import SCALE_RANGE, min_accepted_moves
 from ._validation import require_positive
 from .base import ChainState, KernelStep
@@ -61,7 +61,7 @@ class KAMHChain(ChainState):
         ``moves="learned"``: the mixture of the KAM move, differential evolution, snooker and
         the random walk, and its weight learner (``learned_moves.weights`` by kind of move,
         ``learned_moves.stats()`` with every move's acceptance and measured rate); frozen
-        after tuning.
+        after tuning. The weights and acceptances are also sample stats, in every chain.
     """
 
     kam: KAMMove | None = None
@@ -180,6 +180,8 @@ class KAMH(KAMStep):
         "random_walk": (bool, []),
         "move": (np.int64, []),
     }
+    moves = moves_attribute
+    _instance_stats = learned_instance_stats
 
     def __init__(
         self,
@@ -192,7 +194,7 @@ class KAMH(KAMStep):
     ):
         if nu2 is not None:
             require_positive("nu2", nu2)
-        self.moves = require_moves(moves)
+        self._moves = require_moves(moves)
         self.fixed_nu2 = nu2
         self._tune_length = 0
         super().__init__(vars, scouts=scouts, **shared)
@@ -269,10 +271,6 @@ class KAMH(KAMStep):
             "move": move_code(transition.proposal),
             **({} if chain.learned_moves is None else chain.learned_moves.sample_stats()),
         }
-
-    def _instance_stats(self) -> dict:
-        learned = self.chain.learned_moves
-        return {} if learned is None else learned.stats_dtypes_shapes()
 
     def _on_decision(self, x, transition) -> None:
         """``moves="learned"``: count the proposal's whitened jump towards the weights."""

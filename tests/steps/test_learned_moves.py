@@ -115,6 +115,8 @@ def test_moves_option_is_checked_and_learned_is_the_default(learned_class):
     assert step.moves == "learned"
     assert step.chain.learned_moves is not None
     assert fixed.chain.learned_moves is None
+    with pytest.raises(AttributeError):  # its sample stats were declared with it
+        fixed.moves = "learned"
 
 
 @pytest.mark.parametrize("kmc_class", [KMCLite, KMCFinite])
