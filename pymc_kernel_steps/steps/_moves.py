@@ -156,6 +156,8 @@ class LearnedMoves:
                 (random_walk, rw_w),
             ]
         )
+        #: the names of every move's sample stats, built once (they are reported every iteration)
+        self._stat_names = [(f"weight_{m.kind}", f"acceptance_{m.kind}") for m in self.moves]
         self.learner = JumpRateWeights(
             self.mixture.weights,
             floor=LEARNED_FLOOR,
@@ -188,20 +190,18 @@ class LearnedMoves:
     def stats_dtypes_shapes(self) -> dict:
         """The sample stats of :meth:`sample_stats`: ``weight_<kind>`` and
         ``acceptance_<kind>`` for every move of the mixture."""
-        return {
-            f"{name}_{move.kind}": (np.float64, [])
-            for move in self.moves
-            for name in ("weight", "acceptance")
-        }
+        return {name: (np.float64, []) for pair in self._stat_names for name in pair}
 
     def sample_stats(self) -> dict[str, float]:
         """This iteration's sample stats: every move's weight in the mixture (learned while
         tuning, constant after) and its mean acceptance probability over its proposals so far
         (NaN before its first)."""
         out = {}
-        for move, weight in zip(self.moves, self.mixture.weights, strict=True):
-            out[f"weight_{move.kind}"] = float(weight)
-            out[f"acceptance_{move.kind}"] = float(move.tally.acceptance)
+        for (weight_name, acceptance_name), move, weight in zip(
+            self._stat_names, self.moves, self.mixture.weights, strict=True
+        ):
+            out[weight_name] = float(weight)
+            out[acceptance_name] = move.tally.acceptance
         return out
 
     def record(self, proposal: Proposal, x: np.ndarray, accept_prob: float, metric) -> None:
