@@ -3,7 +3,7 @@ cycles as data. Never imports PyMC."""
 
 from .base import Move, MoveTally, Proposal
 from .differential_evolution import DifferentialEvolution, Snooker
-from .envelope import ENVELOPE_DOF, Envelope
+from .envelope import ENVELOPE_DOF, ENVELOPE_PRODUCT_SHARE, Envelope
 from .jumps import BlindJump, CosineWalk, ModeHop
 from .kam import KAMMove, kamh_propose
 from .mixture import Cycle, Mixture
@@ -18,6 +18,7 @@ __all__ = [
     "Cycle",
     "DifferentialEvolution",
     "ENVELOPE_DOF",
+    "ENVELOPE_PRODUCT_SHARE",
     "Envelope",
     "KAMMove",
     "Mixture",
