@@ -179,12 +179,17 @@ def test_frozen_quartic_trend_of_the_wrong_log_densities_still_samples_the_targe
 @pytest.mark.slow
 def test_tuned_then_frozen_quartic_trend_keeps_the_banana_moments():
     """The default (``trend="auto"``) on the 4-d banana, whose log density is quartic: the
-    quartic trend is chosen, and the draws pass the z-tests of the exact moments."""
+    quartic trend is chosen, and the draws pass the z-tests of the exact moments.
+
+    Four chains, PyMC's default: the variance of x2 is carried by the arms' tips, which a chain
+    visits rarely, and the MCSE of two chains does not see that. Over seeds 0–39 of this
+    configuration, |z| > 4 on x2's variance in 4 of 40 runs with two chains (5 of 40 with the
+    envelope before its defensive mixture) and in 2 of 40 with four (6 of 40 before)."""
     mean, var = banana_moments(4)
     with banana_model(4):
         step = KMCLite()
         idata = pm.sample(
-            step=step, tune=1500, draws=3000, chains=2, cores=1, random_seed=15, **QUIET
+            step=step, tune=1500, draws=3000, chains=4, cores=1, random_seed=15, **QUIET
         )
     assert not step.chain.trend.is_standard_gaussian
     assert_moments(idata.posterior["x"].values, mean, var)
