@@ -91,10 +91,10 @@ SHARED_PARAMETERS = {
     the chain's history), an independence proposal with the history's mean and covariance,
     half from a multivariate t and half from independent t's along the whitened axes, all with
     4 degrees of freedom (:class:`~pymc_kernel_steps.core.moves.Envelope`: it brings a chain
-    back from a tail in one step) and a random walk in the history's whitening, started at weights 0.4, 0.15,
-    0.15, 0.15, 0.15. From the own move's first fit to the end of tuning each move's weight
-    follows its expected squared jump in whitened units (each jump capped at ``10 d``) per
-    evaluation, with a floor of 0.05
+    back from a tail in one step) and a random walk in the history's whitening, started at
+    weights 0.4, 0.15, 0.15, 0.15, 0.15. From the own move's first fit to the end of tuning
+    each move's weight follows its expected squared jump in whitened units (each jump capped
+    at ``10 d``) per evaluation, with a floor of 0.05
     (:class:`~pymc_kernel_steps.core.JumpRateWeights`). At the end of tuning the weights, the
     population and the envelope are frozen, so the draws come from a fixed mixture of exact
     Metropolis–Hastings kernels. Every move's weight and its mean acceptance so far (over
