@@ -7,8 +7,8 @@ Rao–Blackwellised squared jump ``α ‖L⁻¹(x* − x)‖²`` per evaluation,
 whitening ``L``, with a floor so that no move dies. Differential evolution and snooker draw from
 the chain's own history (its most recent half); at the end of tuning the weights and that
 population are frozen, so the draws come from one fixed mixture of exact Metropolis–Hastings
-kernels. The envelope (a multivariate t with the history's mean and covariance) is what brings a
-chain back from a tail where the other moves are stuck.
+kernels. The envelope (t's with the history's mean and covariance: half multivariate, half along
+the whitened axes) is what brings a chain back from a tail where the other moves are stuck.
 """
 
 from __future__ import annotations
