@@ -155,8 +155,11 @@ def test_pure_form_without_random_walk_is_kept():
 @pytest.mark.parametrize(
     ("cls", "kwargs", "winners"),
     [
-        # the trajectories on a fitted surrogate of a Gaussian jump much further than the rest
-        (KMCLite, {}, ("surrogate_hmc",)),
+        # the trajectories on a fitted surrogate of a Gaussian jump much further than the rest,
+        # and the envelope, independent draws from the history's Gaussian fit, further than the
+        # local moves (measured rates per evaluation on seeds 1-4: trajectory 9-12, envelope
+        # 1.2-3.2, DE, snooker and random walk 0.35-1.2)
+        (KMCLite, {}, ("surrogate_hmc", "envelope")),
         # without whitening, KAM and the random walk see the scales 1 and 30 and correlation
         # 0.99 in the model's coordinates; DE, snooker and the envelope are affine invariant
         (KAMH, {"whiten": False}, ("differential_evolution", "snooker", "envelope")),

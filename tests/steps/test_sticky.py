@@ -29,12 +29,15 @@ def _sticky_messages(caplog, model, step_class, *, tune, draws, chains, seed) ->
 
 @pytest.mark.slow
 def test_kmc_sticking_in_the_tails_of_a_heavy_tailed_ridge_is_reported(caplog):
-    """``mixed4`` (a t₅ with a sine ridge on it, a logistic and a Gumbel): KMCLite's surrogate
-    trajectories rarely return from the tails, and over 10 seeds its E[x₄²] came out low in 9
-    while the within-run MCSE called the error small. Its chains sit for 49-91 iterations at one
-    point while accepting over half their proposals; nothing said so before."""
+    """``mixed4`` (a t₅ with a sine ridge on it, a logistic and a Gumbel): the paper's
+    ``KMCLite`` (surrogate trajectories and a random walk) rarely returned from the ridge's
+    tails, and over 10 seeds its E[x₄²] came out low in 9 while the within-run MCSE called the
+    error small; its chains sat for 49-91 iterations at one point while accepting over half
+    their proposals, and nothing said so. The learned default still does, more rarely: seeds
+    0-19 of this configuration have a sticky excursion in 3 runs (the fixed form in 4). Seed 3:
+    65 iterations at one point 3.4 sds out in x1, at acceptance 0.45."""
     messages = _sticky_messages(
-        caplog, robustness_model("mixed4"), KMCLite, tune=2000, draws=3000, chains=1, seed=2
+        caplog, robustness_model("mixed4"), KMCLite, tune=2000, draws=3000, chains=1, seed=3
     )
     assert len(messages) == 1
     assert "KMCLite" in messages[0] and "sds from the draws' mean" in messages[0]
