@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import functools
 import math
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -249,11 +250,12 @@ def suite_table(
         ``lo``, ``hi``, ``capped``, ``evaluations``, ``seconds``, ``boot`` (the bootstrap
         values, an array, same resampled replicates for every sampler of a posterior).
     """
-    rng = np.random.default_rng(random_seed)
     lo_q, hi_q = (1 - level) / 2, 1 - (1 - level) / 2
     rows = []
     for posterior, frame in frames.groupby("posterior", sort=False):
         replicates = frame["replicate"].nunique()
+        # a posterior's resamples depend on its name alone, not on which others the table has
+        rng = np.random.default_rng([random_seed, zlib.crc32(str(posterior).encode())])
         resamples = rng.integers(replicates, size=(n_boot, replicates))
         for sampler, group in frame.groupby("sampler", sort=False, observed=True):
             for stat in STATISTICS:

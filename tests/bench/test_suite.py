@@ -120,3 +120,26 @@ def test_read_runs_keeps_a_numeric_looking_commit_as_text(tmp_path):
     pd.DataFrame({"sampler": ["KMCLite"], "git_commit": ["1234567"]}).to_csv(path, index=False)
     assert read_runs(path)["git_commit"].iloc[0] == "1234567"
     assert pd.read_csv(path)["git_commit"].iloc[0] == 1234567  # what a plain read gives
+
+
+def test_a_posteriors_intervals_do_not_depend_on_the_other_posteriors():
+    """The bootstrap resamples of a posterior are drawn from its name: adding a posterior to
+    the frames (before it, in the table's order) leaves its intervals unchanged. They used to
+    come from one generator shared in order, so a new target shifted every later interval."""
+    from pymc_kernel_steps.bench.robustness import run_target
+
+    frame = run_target("mixed4", budget=300, replicates=3, samplers=("AdaptiveMetropolis",))
+    frame.attrs = {}  # the runs' draws, which concatenation cannot compare
+    other = frame.assign(posterior="another")
+    alone = suite_table(frame, n_boot=40)
+    joined = suite_table(pd.concat([other, frame], ignore_index=True), n_boot=40)
+    joined = joined[joined["posterior"] == "mixed4"].reset_index(drop=True)
+    pd.testing.assert_frame_equal(
+        alone[["sampler", "statistic", "ess", "lo", "hi"]],
+        joined[["sampler", "statistic", "ess", "lo", "hi"]],
+    )
+    # a different name, the same data: other resamples, so the test could fail
+    renamed = suite_table(other, n_boot=40)
+    assert not np.allclose(renamed["lo"], alone["lo"]) or not np.allclose(
+        renamed["hi"], alone["hi"]
+    )
