@@ -75,7 +75,7 @@ def is_ours(label: str) -> bool:
     """Whether a sampler label (``"KMCLite"``, ``"KMCLite-score_matching"``, ``"KAMH:…"``) is
     ours: a variant's label starts with its sampler's name and a hyphen (a former default's
     rows kept under a new label, e.g. ``"KMCLite-t-envelope"``, included)."""
-    return label.split(":")[0].split("-")[0] in OURS or label in VARIANTS
+    return label.split(":")[0].split("-")[0] in OURS
 
 
 PEERS = {"SMC": "smc", "emcee": "emcee", "DEMetropolisZ": "demetropolisz", "NUTS": "nuts"}
