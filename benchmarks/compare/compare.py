@@ -50,6 +50,7 @@ from pymc_kernel_steps.bench import compare_samplers, ess_err_table, plot_compar
 from pymc_kernel_steps.bench import targets as T
 from pymc_kernel_steps.bench.pages import (
     context_lines,
+    index_page,
     markdown_table,
     page_header,
     parse_relabel,
@@ -301,41 +302,49 @@ def merge_runs(
     ]
     page.write_text("\n".join(text))
     print("\n".join(text))
-    write_index(out, command)
+    table = ess_err_table(df)
+    ours = _best(table, [n for n in table.index if is_ours(n)])
+    peer = _best(table, [n for n in table.index if not is_ours(n)])
+    write_index(out, command, {name: _index_row(name, int(df["budget"].iloc[0]), ours, peer)})
 
 
-def write_index(out: Path, command: str) -> None:
-    """``index.md``: per target with a ``<target>-runs.csv.gz`` in ``out``, our best sampler
-    against the best peer by the worst-coordinate error-based ESS of E[x] per 1000 evaluations."""
+def _index_row(name: str, budget: int, ours, peer) -> str:
+    (ours, a), (peer, b) = ours, peer
+    ratio = a / b if b and math.isfinite(a) and math.isfinite(b) else math.nan
+    return (
+        f"| [{name}]({name}.md) | {budget:,} | {ours or '-'} | {_fmt(a)} | {peer or '-'} | "
+        f"{_fmt(b)} | {_fmt(ratio)} |"
+    )
+
+
+def write_index(out: Path, command: str, rows: dict[str, str] | None = None) -> str:
+    """``index.md``: per target, our best sampler against the best peer by the
+    worst-coordinate error-based ESS of E[x] per 1000 evaluations. ``rows``
+    (``{target: row}``, this run's) replace their targets' rows; the existing index's other
+    rows and its notes below the table are kept, and a target with a
+    ``<target>-runs.csv.gz`` in ``out`` but no row gets one computed from that frame
+    (:func:`~pymc_kernel_steps.bench.pages.index_page`)."""
     import pandas as pd
 
-    rows = []
+    rows = dict(rows or {})
+    computed = {}
     for path in sorted(out.glob("*-runs.csv.gz")):
         name = path.name.removesuffix("-runs.csv.gz")
+        if name in rows:
+            continue
         frame = pd.read_csv(path)
         table = ess_err_table(frame)
         ours = _best(table, [n for n in table.index if is_ours(n)])
         peer = _best(table, [n for n in table.index if not is_ours(n)])
-        rows.append((name, int(frame["budget"].iloc[0]), ours, peer))
-    index = [
-        "# Benchmarks: accuracy per target evaluation",
-        "",
-        *context_lines(command),
-        "",
-        "Per target: the best of our samplers and the best peer by the worst-coordinate "
-        "error-based ESS of E[x] per 1000 evaluations (details, run times and figures in each "
-        "target's page).",
-        "",
-        "| target | budget | ours: best | ESS_err / 1k | peer: best | ESS_err / 1k | ratio |",
-        "|:--|--:|:--|--:|:--|--:|--:|",
-    ]
-    for name, budget, (ours, a), (peer, b) in rows:
-        ratio = a / b if b and math.isfinite(a) and math.isfinite(b) else math.nan
-        index.append(
-            f"| [{name}]({name}.md) | {budget:,} | {ours or '-'} | {_fmt(a)} | {peer or '-'} | "
-            f"{_fmt(b)} | {_fmt(ratio)} |"
-        )
-    (out / "index.md").write_text("\n".join(index) + "\n")
+        computed[name] = _index_row(name, int(frame["budget"].iloc[0]), ours, peer)
+    index = out / "index.md"
+    existing = index.read_text() if index.exists() else None
+    try:
+        text = index_page(existing, rows, context_lines(command), computed)
+    except ValueError as err:
+        raise SystemExit(f"{index}: {err}") from None
+    index.write_text(text)
+    return text
 
 
 def main(argv=None) -> None:
@@ -420,29 +429,8 @@ def main(argv=None) -> None:
             )
     else:
         summaries = [run_target(n, args, command) for n in names]
-    index = [
-        "# Benchmarks: accuracy per target evaluation",
-        "",
-        *context_lines(command),
-        "",
-        "Per target: the best of our samplers and the best peer by the worst-coordinate "
-        "error-based ESS of E[x] per 1000 evaluations (details and figures in each target's "
-        "page).",
-        "",
-        "| target | ours: best | ESS_err / 1k | peer: best | ESS_err / 1k | ratio | minutes |",
-        "|:--|:--|--:|:--|--:|--:|--:|",
-    ]
-    for s in summaries:
-        (ours, a), (peer, b) = s["ours"], s["peer"]
-        ratio = a / b if b and math.isfinite(a) and math.isfinite(b) else math.nan
-        index.append(
-            f"| [{s['target']}]({s['target']}.md) | {ours or '-'} | {_fmt(a)} | {peer or '-'} | "
-            f"{_fmt(b)} | {_fmt(ratio)} | {s['minutes']:.1f} |"
-        )
+    rows = {
+        s["target"]: _index_row(s["target"], args.budget, s["ours"], s["peer"]) for s in summaries
+    }
     Path(args.out).mkdir(parents=True, exist_ok=True)
-    (Path(args.out) / "index.md").write_text("\n".join(index) + "\n")
-    print("\n".join(index))
-
-
-if __name__ == "__main__":
-    main()
+    print(write_index(Path(args.out), command, rows))

@@ -14,6 +14,7 @@ from pathlib import Path
 __all__ = [
     "context_lines",
     "format_figure",
+    "index_page",
     "markdown_table",
     "page_header",
     "parse_relabel",
@@ -162,3 +163,73 @@ def relabel_samplers(frame, mapping: dict[str, str]):
     out = frame.copy()
     out["sampler"] = out["sampler"].replace(mapping)
     return out
+
+
+INDEX_TITLE = "# Benchmarks: accuracy per target evaluation"
+INDEX_COLUMNS = (
+    "| target | budget | ours: best | ESS_err / 1k | peer: best | ESS_err / 1k | ratio |",
+    "|:--|--:|:--|--:|:--|--:|--:|",
+)
+
+
+def _index_row_target(line: str) -> str | None:
+    """The target of an index row ``| [name](name.md) | ...``, or None."""
+    first = line.strip().strip("|").split("|")[0].strip()
+    if first.startswith("[") and "](" in first:
+        return first[1 : first.index("](")]
+    return None
+
+
+def index_page(
+    existing: str | None,
+    rows: dict[str, str],
+    context: list[str],
+    fallback_rows: dict[str, str] | None = None,
+) -> str:
+    """The benchmarks' ``index.md``: ``rows`` (``{target: table row}``, this run's) with the
+    rows of the ``existing`` page for every other target, ``fallback_rows`` for targets in
+    neither, and the existing page's text below its table (hand-written notes), under a fresh
+    ``context`` (:func:`context_lines`).
+
+    A run of some targets, or a merge of one, thus neither drops the others' rows (nor their
+    hand edits) nor the notes that explain them. An existing table with other columns than
+    :data:`INDEX_COLUMNS` is an error (its rows cannot be carried over).
+    """
+    kept: dict[str, str] = {}
+    notes: list[str] = []
+    if existing:
+        lines = existing.splitlines()
+        start = next((i for i, line in enumerate(lines) if line.startswith("|")), len(lines))
+        end = next(
+            (i for i in range(start, len(lines)) if not lines[i].startswith("|")), len(lines)
+        )
+        table = lines[start:end]
+        if tuple(table[:2]) == INDEX_COLUMNS:
+            for line in table[2:]:
+                target = _index_row_target(line)
+                if target is not None and target not in rows:
+                    kept[target] = line
+        elif table:
+            raise ValueError(
+                "the existing index's table has other columns than "
+                f"{INDEX_COLUMNS[0]!r}: move or delete it first (its rows would be lost)"
+            )
+        notes = lines[end:]
+        while notes and not notes[0].strip():
+            notes.pop(0)
+    merged = {**(fallback_rows or {}), **kept, **rows}
+    text = [
+        INDEX_TITLE,
+        "",
+        *context,
+        "",
+        "Per target: the best of our samplers and the best peer by the worst-coordinate "
+        "error-based ESS of E[x] per 1000 evaluations (details, run times and figures in each "
+        "target's page).",
+        "",
+        *INDEX_COLUMNS,
+        *(merged[name] for name in sorted(merged)),
+    ]
+    if notes:
+        text += ["", *notes]
+    return "\n".join(text).rstrip("\n") + "\n"

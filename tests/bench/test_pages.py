@@ -68,3 +68,68 @@ def test_relabel_samplers_refuses_unknown_and_clashing_labels():
         relabel_samplers(_frame(), {"KMCLite": "SMC"})
     with pytest.raises(ValueError, match="two samplers"):
         relabel_samplers(pd.DataFrame({"sampler": ["a", "b"]}), {"a": "c", "b": "c"})
+
+
+INDEX = """# Benchmarks: accuracy per target evaluation
+
+- date: 2026-11-25 13:15 UTC
+
+Per target: ...
+
+| target | budget | ours: best | ESS_err / 1k | peer: best | ESS_err / 1k | ratio |
+|:--|--:|:--|--:|:--|--:|--:|
+| [banana](banana.md) | 12,000 | KMCLite | 28.2 | SMC | 0.882 | 32.0 |
+| [ode](ode.md) | 12,000 | KMCLite | 260 | SMC | 0.134 | not meaningful (below) |
+
+ode: SMC's worst coordinate is one under-converged run.
+
+- a second note
+"""
+
+
+def _row(name, ratio):
+    return f"| [{name}]({name}.md) | 12,000 | KAMH | 1 | SMC | 1 | {ratio} |"
+
+
+def test_index_page_keeps_other_rows_hand_edits_and_notes():
+    from pymc_kernel_steps.bench.pages import INDEX_COLUMNS, index_page
+
+    text = index_page(
+        INDEX,
+        {"banana": _row("banana", "1.00")},
+        ["- date: today"],
+        fallback_rows={"ode": _row("ode", "1942"), "abc": _row("abc", "107")},
+    )
+    lines = text.splitlines()
+    assert lines[0] == "# Benchmarks: accuracy per target evaluation"
+    assert "- date: today" in lines and "- date: 2026-11-25 13:15 UTC" not in lines
+    start = lines.index(INDEX_COLUMNS[0])
+    assert lines[start + 1] == INDEX_COLUMNS[1]
+    # this run's row replaces its target's; the ode row keeps its hand edit over the frame's
+    # figure; a target with a frame and no row gets the computed one; sorted by target
+    assert lines[start + 2 : start + 5] == [
+        _row("abc", "107"),
+        _row("banana", "1.00"),
+        "| [ode](ode.md) | 12,000 | KMCLite | 260 | SMC | 0.134 | not meaningful (below) |",
+    ]
+    assert lines[start + 5 :] == [
+        "",
+        "ode: SMC's worst coordinate is one under-converged run.",
+        "",
+        "- a second note",
+    ]
+
+
+def test_index_page_without_an_existing_page():
+    from pymc_kernel_steps.bench.pages import index_page
+
+    text = index_page(None, {"banana": _row("banana", "2.0")}, ["- date: today"])
+    assert text.endswith(_row("banana", "2.0") + "\n")
+
+
+def test_index_page_refuses_a_table_it_cannot_carry_over():
+    from pymc_kernel_steps.bench.pages import index_page
+
+    other = INDEX.replace("| ratio |\n", "| ratio | minutes |\n", 1)
+    with pytest.raises(ValueError, match="other columns"):
+        index_page(other, {}, ["- date: today"])
