@@ -10,7 +10,7 @@ from pymc.stats.convergence import SamplerWarning, WarningType
 
 from ..core.rejection_runs import rejection_run_probability
 
-__all__ = ["end_of_chain_warning", "track_draw"]
+__all__ = ["end_of_chain_warning", "stalled_moves", "track_draw", "track_move"]
 
 #: consecutive rejections after which a chain counts as stuck in the end-of-sampling check
 STUCK_RUN = 200
@@ -38,14 +38,122 @@ STICKY_PROBABILITY = 1e-9
 MIN_STICKY_RUN = 20
 
 
-def track_draw(chain, accepted: bool) -> None:
+def track_draw(chain, accepted: bool, kind: str | None = None) -> None:
     """After tuning: the run of rejections, and the longest one with the point where the chain
-    sat (``current_point`` is a new array every iteration, so it is kept without a copy)."""
+    sat (``current_point`` is a new array every iteration, so it is kept without a copy); and
+    the record of the move ``kind`` that made the proposal (:func:`track_move`)."""
+    track_move(chain, kind, accepted)
     chain.draws_rejection_run = 0 if accepted else chain.draws_rejection_run + 1
     if chain.draws_rejection_run > chain.draws_longest_run:
         chain.draws_longest_run = chain.draws_rejection_run
         chain.draws_longest_run_end = chain.iteration
         chain.draws_longest_run_point = chain.current_point
+
+
+#: the shortest run of one move's consecutive failed tries reported as a stalled move, and
+#: the least share of the draws it must span (shorter stalls are the price of any mixture)
+MIN_STALLED_RUN = 50
+STALLED_SHARE = 0.1
+
+
+def track_move(chain, kind: str | None, moved: bool) -> None:
+    """After tuning, in a step that mixes moves: the chosen move's tries, moves and run of
+    tries that did not move the chain, and its longest such run with where the chain was
+    (``kind`` None: a step without moves, nothing to record)."""
+    from ._state import MoveRuns
+
+    if kind is None:
+        return
+    runs = chain.draws_move_runs.get(kind)
+    if runs is None:
+        runs = chain.draws_move_runs[kind] = MoveRuns()
+    runs.tries += 1
+    runs.moves += moved
+    if moved:
+        runs.run = 0
+        return
+    if runs.run == 0:
+        runs.run_start, runs.run_sum = chain.iteration, np.zeros_like(chain.current_point)
+    runs.run += 1
+    runs.run_sum += chain.current_point
+    if runs.run > runs.longest:
+        runs.longest, runs.longest_start = runs.run, runs.run_start
+        runs.longest_end = chain.iteration
+        runs.longest_mean = runs.run_sum / runs.run
+
+
+def _offset(point, states) -> tuple[float, int]:
+    """The largest ``|point − mean| / sd`` over the coordinates of ``states``, and where."""
+    sd = states.std(axis=0, ddof=1)
+    offsets = np.abs(point - states.mean(axis=0)) / np.where(sd > 0, sd, 1)
+    farthest = int(np.argmax(offsets))
+    return float(offsets[farthest]), farthest
+
+
+def _where(chain, point) -> str:
+    """``", 3.1 sds from the draws' mean in coordinate 0 of the raveled parameters"``."""
+    kept = chain.history.points[-chain.draws_done :]  # every iteration appends its state
+    offset, farthest = _offset(point, kept)
+    if not math.isfinite(offset):
+        return ""
+    return (
+        f", {offset:.1f} sds from the draws' mean in coordinate {farthest} of the raveled "
+        "parameters"
+    )
+
+
+def _chance(probability: float) -> str:
+    return f"{probability:.0e}" if probability >= 1e-12 else "below 1e-12"
+
+
+def stalled_moves(step) -> list[str]:
+    """The problem of a mixture whose moves each failed improbably many times in a row after
+    tuning for their own success rate, over at least a tenth of the draws: a move that works in
+    most of the posterior but not where the chain was then (a surrogate or envelope fitted where
+    the chain had been, out in a tail), so the chain crawled there on its other moves. Unlike a
+    sticky excursion the chain need not sit at one point: it moves, slowly, and its draws' MCSE
+    may understate their error alike. Where: the chain's mean state over the longest such run, in
+    sds of the second half of the tuning phase (what the moves were fitted to)."""
+    chain = step.chain
+    runs, draws = chain.draws_move_runs, chain.draws_done
+    if draws < STUCK_RUN or len(runs) < 2:
+        return []
+    stalled = []
+    for kind, record in runs.items():
+        span = record.longest_end - record.longest_start + 1
+        if record.longest < MIN_STALLED_RUN or span < STALLED_SHARE * draws:
+            continue
+        rate = record.moves / record.tries
+        if rejection_run_probability(record.longest, record.tries, rate) < STICKY_PROBABILITY:
+            stalled.append((kind, record, span, rate))
+    if not stalled:
+        return []
+    stalled.sort(key=lambda item: -item[1].longest)
+    listed = ", ".join(
+        f"`{kind}` {record.longest} times, iterations {record.longest_start} to "
+        f"{record.longest_end} ({span / draws:.0%} of the draws; it moves the chain at "
+        f"{rate:.0%} of its tries)"
+        for kind, record, span, rate in stalled
+    )
+    states = chain.history.points
+    tuned = states[: len(states) - draws]
+    tuned = tuned[len(tuned) // 2 :]
+    where = ""
+    if len(tuned) > 2:
+        offset, farthest = _offset(stalled[0][1].longest_mean, tuned)
+        if math.isfinite(offset):
+            where = (
+                f"; there the chain was on average {offset:.1f} sds of the late tuning phase "
+                f"from its mean in coordinate {farthest} of the raveled parameters"
+            )
+    return [
+        f"after tuning, moves of its mixture failed improbably often in a row for their "
+        f"success rates (probability below {STICKY_PROBABILITY:.0e} were success the same "
+        f"everywhere; tuning included in the iterations): {listed}{where}. They do not work "
+        "where the chain was then, so it moved there only by its other moves, slowly: its "
+        "draws from there are few in effect, and their MCSE and ESS may understate the "
+        "error. Run more chains and compare them"
+    ]
 
 
 def sticky_excursion(step) -> list[str]:
@@ -60,18 +168,9 @@ def sticky_excursion(step) -> list[str]:
     probability = rejection_run_probability(run, draws, acceptance)
     if probability >= STICKY_PROBABILITY:
         return []
-    kept = chain.history.points[-draws:]  # every iteration appends its state to the history
-    sd = kept.std(axis=0, ddof=1)
-    offsets = np.abs(chain.draws_longest_run_point - kept.mean(axis=0)) / np.where(sd > 0, sd, 1)
-    farthest = int(np.argmax(offsets))
-    where = ""
-    if math.isfinite(offsets[farthest]):
-        where = (
-            f", {offsets[farthest]:.1f} sds from the draws' mean in coordinate {farthest} of "
-            "the raveled parameters"
-        )
+    where = _where(chain, chain.draws_longest_run_point)
     end = chain.draws_longest_run_end
-    chance = f"{probability:.0e}" if probability >= 1e-12 else "below 1e-12"
+    chance = _chance(probability)
     return [
         f"a sticky excursion: after tuning it stayed at one point for {run} iterations "
         f"(iterations {end - run + 1} to {end}, tuning included){where}, while it accepts "
@@ -104,6 +203,7 @@ def end_of_chain_warning(step) -> SamplerWarning | None:
         )
     problems.extend(too_few_moves_per_parameter(step))
     problems.extend(sticky_excursion(step))
+    problems.extend(stalled_moves(step))
     if chain.degenerate_proposals > WARN_SHARE * total:
         problems.append(
             f"{chain.degenerate_proposals} of {total} proposals were degenerate (a "

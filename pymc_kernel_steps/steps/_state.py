@@ -14,7 +14,14 @@ from ..core.history import ChainHistory
 from ..core.moves import CoordinateWalk, Proposal, RandomWalk
 from ..core.scouting import Scouts
 
-__all__ = ["HMC_STATS", "ChainState", "KernelStepState", "Transition", "TuningData"]
+__all__ = [
+    "HMC_STATS",
+    "ChainState",
+    "KernelStepState",
+    "MoveRuns",
+    "Transition",
+    "TuningData",
+]
 
 #: the sample stats of a step whose moves include Hamiltonian trajectories, under the names of
 #: PyMC's HMC and NUTS (which ArviZ's energy plot and PyMC's divergence checks read)
@@ -71,6 +78,24 @@ class TuningData:
             np.concatenate([empty, *(np.asarray(p.points, float) for p in parts)]),
             np.concatenate([np.empty(0), *(np.asarray(p.log_densities, float) for p in parts)]),
         )
+
+
+@dataclass
+class MoveRuns:
+    """One move kind's record after tuning, for the stalled-move check: how often the mixture
+    chose it and it moved the chain; its current run of consecutive tries that did not, with
+    the iteration it began at and the sum of the chain's states over it; and the longest such
+    run, with its first and last iteration and the chain's mean state over it."""
+
+    tries: int = 0
+    moves: int = 0
+    run: int = 0
+    run_start: int = 0
+    run_sum: np.ndarray | None = None
+    longest: int = 0
+    longest_start: int = 0
+    longest_end: int = 0
+    longest_mean: np.ndarray | None = None
 
 
 @dataclass
@@ -143,6 +168,8 @@ class ChainState:
     draws_longest_run: int = 0
     draws_longest_run_end: int = 0
     draws_longest_run_point: np.ndarray | None = None
+    #: per move kind after tuning (steps that mix moves), for the stalled-move check
+    draws_move_runs: dict[str, MoveRuns] = field(default_factory=dict)
     #: draws after tuning with the `diverging` stat (steps that emit it)
     draws_diverging: int = 0
     #: sum and count of the acceptance probabilities since the start of the current phase

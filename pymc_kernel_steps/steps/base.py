@@ -458,7 +458,7 @@ class KernelStep(StartScales, PooledTuning, ArrayStepShared):
         chain.current_point = np.array(x_new, copy=True)
         chain.history.append(x_new)
         chain.iteration += 1
-        self._track_rejections(accepted, moved=accepted and not proposal.stays)
+        self._track_rejections(accepted, moved=accepted and not proposal.stays, kind=proposal.kind)
         proposal.move.record(proposal, x, accepted, accept_prob)
         transition = Transition(proposal, context, accepted, accept_prob, log_ratio)
         self._on_decision(x, transition)
@@ -523,10 +523,10 @@ class KernelStep(StartScales, PooledTuning, ArrayStepShared):
         return self._result(q0, transition, evaluations, logp_nan)
 
     # ------------------------------------------------------------------ health of the chain
-    def _track_rejections(self, accepted: bool, moved: bool | None = None) -> None:
+    def _track_rejections(self, accepted: bool, moved: bool | None = None, kind=None) -> None:
         """Count an accepted proposal towards the adaptation and a move to another point
         (``moved``, default ``accepted``; not a proposal that :attr:`~.Proposal.stays`) towards
-        the stuck-chain checks."""
+        the stuck-chain checks, and after tuning towards the record of the move ``kind``."""
         chain = self.chain
         moved = accepted if moved is None else moved
         chain.rejection_run = 0 if moved else chain.rejection_run + 1
@@ -534,7 +534,7 @@ class KernelStep(StartScales, PooledTuning, ArrayStepShared):
         if not self.tune:
             chain.draws_done += 1
             chain.draws_accepted += moved
-            track_draw(chain, moved)
+            track_draw(chain, moved, kind)
         if chain.rejection_run > chain.longest_rejection_run:
             chain.longest_rejection_run = chain.rejection_run
             chain.longest_rejection_run_end = chain.iteration

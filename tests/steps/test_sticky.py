@@ -55,10 +55,13 @@ def _correlated_model() -> pm.Model:
 @pytest.mark.parametrize("step_class", ALL_STEPS, ids=lambda c: c.__name__)
 def test_healthy_chains_are_not_reported_as_sticky(step_class, caplog):
     """Every step on a correlated Gaussian with a positive parameter, PyMC's default lengths:
-    no sticky-excursion warning."""
-    assert not _sticky_messages(
-        caplog, _correlated_model(), step_class, tune=1000, draws=1000, chains=2, seed=1
-    )
+    no sticky-excursion or stalled-move warning."""
+    with _correlated_model(), caplog.at_level(logging.WARNING, logger="pymc"):
+        pm.sample(
+            step=step_class(), tune=1000, draws=1000, chains=2, cores=1, random_seed=1, **QUIET
+        )
+    messages = [r.getMessage() for r in caplog.records]
+    assert not [m for m in messages if "sticky excursion" in m or "failed improbably often" in m]
 
 
 class _Chain:
@@ -90,3 +93,102 @@ def test_the_check_weighs_the_run_against_the_acceptance_rate():
     # too short to judge, or long enough to be reported as a stuck chain
     assert not sticky_excursion(_Step(_Chain(15, 1000, 900, [0.0, 4.0])))
     assert not sticky_excursion(_Step(_Chain(250, 1000, 600, [0.0, 4.0])))
+
+
+# ------------------------------------------------------------------------------ stalled moves
+def _stalled_messages(caplog, model, step_class, *, tune, draws, chains, seed) -> list[str]:
+    with model, caplog.at_level(logging.WARNING, logger="pymc"):
+        pm.sample(
+            step=step_class(), tune=tune, draws=draws, chains=chains, cores=1,
+            random_seed=seed, **QUIET,
+        )  # fmt: skip
+    return [r.getMessage() for r in caplog.records if "failed improbably often" in r.getMessage()]
+
+
+@pytest.mark.slow
+def test_a_surrogate_that_fails_out_in_a_tail_is_reported(caplog):
+    """``curved6`` (a star of curves around x1 ~ N(0, 1.5²)): in one run of the robustness
+    study (seed set 4, replicate 1) the learned ``KMCLite`` went out to x1 = 3-6 after 1,000
+    draws and stayed for 3,500. Its surrogate trajectories, half of its moves, were accepted 0
+    times in 1,689 tries there (0.455 elsewhere), so it crawled on the random walk and
+    differential evolution; E[x1] came out 2.4 (exact 0). It made no run of 20 rejections
+    improbable enough to be a sticky excursion, and nothing said so."""
+    from pymc_kernel_steps.bench.runners import replicate_seeds
+
+    seed = replicate_seeds(4, 10)[1]
+    messages = _stalled_messages(
+        caplog, robustness_model("curved6"), KMCLite, tune=4992, draws=4993, chains=1, seed=seed
+    )
+    assert len(messages) == 1
+    assert "`surrogate_hmc` 1979 times" in messages[0]
+    assert "4.3 sds of the late tuning phase from its mean in coordinate 2" in messages[0]
+
+
+class _Runs:
+    def __init__(self, points):
+        self.draws_move_runs = {}
+        self.iteration = 0
+        self.current_point = None
+        self.points = points
+
+
+def _track(chain, sequence):
+    from pymc_kernel_steps.steps._health import track_move
+
+    for kind, moved, point in sequence:
+        chain.iteration += 1
+        chain.current_point = np.asarray(point, dtype=float)
+        track_move(chain, kind, moved)
+
+
+def test_track_move_records_each_kinds_longest_failed_run():
+    chain = _Runs(None)
+    sequence = [("a", True, [0, 0]), ("a", False, [1, 0]), ("b", False, [9, 9])]
+    sequence += [("a", False, [3, 0]), ("b", True, [0, 0]), ("a", True, [0, 0])]
+    sequence += [("a", False, [5, 5])]
+    _track(chain, sequence)
+    a, b = chain.draws_move_runs["a"], chain.draws_move_runs["b"]
+    assert (a.tries, a.moves, a.longest, a.longest_start, a.longest_end) == (5, 2, 2, 2, 4)
+    np.testing.assert_allclose(a.longest_mean, [2.0, 0.0])  # the states at iterations 2 and 4
+    assert (b.tries, b.moves, b.longest, b.longest_start, b.longest_end) == (2, 1, 1, 3, 3)
+    assert a.run == 1 and b.run == 0
+
+
+class _MixtureChain:
+    """A chain after 1,000 tuning and 3,000 draws (states of mean 0 and sd 1 in both phases)
+    whose move ``trajectory`` failed ``run`` times in a row over ``span`` iterations, on average
+    at ``mean``, and succeeded ``moves`` of ``tries`` times in all; a random walk beside it."""
+
+    def __init__(self, run, span, tries, moves, mean, kinds=("trajectory", "random_walk")):
+        from pymc_kernel_steps.steps._state import MoveRuns
+
+        self.draws_done = 3000
+        self.history = ChainHistory(2)
+        for i in range(4000):
+            self.history.append(np.full(2, (-1.0) ** i))
+        record = MoveRuns(tries=tries, moves=moves, longest=run, longest_start=2000)
+        record.longest_end = 2000 + span - 1
+        record.longest_mean = np.asarray(mean, dtype=float)
+        self.draws_move_runs = {"trajectory": record}
+        for kind in kinds[1:]:
+            self.draws_move_runs[kind] = MoveRuns(tries=1500, moves=300, longest=30)
+
+
+def test_the_stalled_move_check_weighs_the_run_against_the_moves_success():
+    from pymc_kernel_steps.steps._health import stalled_moves
+
+    # 300 failures in a row over 600 iterations (20 % of the draws) of a move that succeeds at
+    # 40 %: reported with its place, the late tuning phase's sds
+    (message,) = stalled_moves(_Step(_MixtureChain(300, 600, 1500, 600, [0.0, 3.0])))
+    assert "`trajectory` 300 times, iterations 2000 to 2599 (20% of the draws" in message
+    assert "at 40% of its tries" in message and "random_walk" not in message
+    assert "3.0 sds of the late tuning phase from its mean in coordinate 1" in message
+    # the same run of a move that succeeds at 1 %: what such a move does anyway
+    assert not stalled_moves(_Step(_MixtureChain(300, 600, 1500, 15, [0.0, 3.0])))
+    # improbable but short: under a tenth of the draws, or under 50 tries
+    assert not stalled_moves(_Step(_MixtureChain(120, 250, 1500, 600, [0.0, 3.0])))
+    assert not stalled_moves(_Step(_MixtureChain(45, 400, 1500, 1200, [0.0, 3.0])))
+    # one move only: its failures are the chain's rejections (the sticky-excursion check's)
+    assert not stalled_moves(
+        _Step(_MixtureChain(300, 600, 1500, 600, [0.0, 3.0], kinds=("trajectory",)))
+    )
