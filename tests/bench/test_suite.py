@@ -144,3 +144,19 @@ def test_a_posteriors_intervals_do_not_depend_on_the_other_posteriors():
     assert not np.allclose(renamed["lo"], alone["lo"]) or not np.allclose(
         renamed["hi"], alone["hi"]
     )
+
+
+def test_the_page_notes_a_posterior_only_where_it_is_in_the_runs(tmp_path):
+    """``POSTERIOR_NOTES`` (what a ratio that is not a loss means) are printed for the
+    posteriors in the frames and for no other."""
+    from pymc_kernel_steps.bench.report import POSTERIOR_NOTES
+
+    runs = Path(__file__).resolve().parents[2] / "benchmarks" / "posteriordb" / "runs"
+    [noted] = POSTERIOR_NOTES
+    for name, expected in ((noted, True), ("gp_pois_regr-gp_regr", False)):
+        page = tmp_path / name / "posteriordb.md"
+        page.parent.mkdir()
+        write_suite_page(read_runs(runs / f"{name}.csv.gz"), page, n_boot=20)
+        text = page.read_text()
+        assert ("## Notes on single posteriors" in text) is expected
+        assert (POSTERIOR_NOTES[noted][:40] in text) is expected
