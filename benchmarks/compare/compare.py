@@ -115,6 +115,12 @@ def _best(table, names):
     return best, float(rows.loc[best, "mean_worst"])
 
 
+def _ours_and_peer(table):
+    """``((ours, figure), (peer, figure))``: our best sampler and the best peer in ``table``."""
+    ours = _best(table, [n for n in table.index if is_ours(n)])
+    return ours, _best(table, [n for n in table.index if not is_ours(n)])
+
+
 # ------------------------------------------------------------------------------------- run
 def run_target(name: str, args, command: str) -> dict:
     """Compare the samplers on one target, write its markdown and figures; return a summary."""
@@ -187,14 +193,8 @@ def run_target(name: str, args, command: str) -> dict:
         text.append(f"Not run: {', '.join(skipped)}.\n")
     text += [f"![{name}]({figures[0]})", "", f"![{name}, E[x²]]({figures[1]})", ""]
     (out / f"{name}.md").write_text("\n".join(text))
-    ours = [n for n in table.index if is_ours(n)]
-    peers = [n for n in table.index if not is_ours(n)]
-    return {
-        "target": name,
-        "ours": _best(table, ours),
-        "peer": _best(table, peers),
-        "minutes": minutes,
-    }
+    ours, peer = _ours_and_peer(table)
+    return {"target": name, "ours": ours, "peer": peer, "minutes": minutes}
 
 
 def _text_below_table(text: str, name: str) -> list[str]:
@@ -263,6 +263,7 @@ def merge_runs(
         if len(set(values)) != 1:
             raise SystemExit(f"--merge: the runs differ in {key}: {values}")
     df = pd.concat(frames, ignore_index=True)
+    table = ess_err_table(df)
     out.mkdir(parents=True, exist_ok=True)
     df.to_csv(out / f"{name}-runs.csv.gz", index=False)
     figures = []
@@ -293,7 +294,7 @@ def merge_runs(
         "",
         *header,
         "",
-        markdown_table(ess_err_table(df)),
+        markdown_table(table),
         "",
         f"![{name}]({figures[0]})",
         "",
@@ -302,10 +303,8 @@ def merge_runs(
     ]
     page.write_text("\n".join(text))
     print("\n".join(text))
-    table = ess_err_table(df)
-    ours = _best(table, [n for n in table.index if is_ours(n)])
-    peer = _best(table, [n for n in table.index if not is_ours(n)])
-    write_index(out, command, {name: _index_row(name, int(df["budget"].iloc[0]), ours, peer)})
+    row = _index_row(name, int(df["budget"].iloc[0]), *_ours_and_peer(table))
+    write_index(out, command, {name: row})
 
 
 def _index_row(name: str, budget: int, ours, peer) -> str:
@@ -333,10 +332,8 @@ def write_index(out: Path, command: str, rows: dict[str, str] | None = None) -> 
         if name in rows:
             continue
         frame = pd.read_csv(path)
-        table = ess_err_table(frame)
-        ours = _best(table, [n for n in table.index if is_ours(n)])
-        peer = _best(table, [n for n in table.index if not is_ours(n)])
-        computed[name] = _index_row(name, int(frame["budget"].iloc[0]), ours, peer)
+        budget = int(frame["budget"].iloc[0])
+        computed[name] = _index_row(name, budget, *_ours_and_peer(ess_err_table(frame)))
     index = out / "index.md"
     existing = index.read_text() if index.exists() else None
     try:
@@ -434,3 +431,7 @@ def main(argv=None) -> None:
     }
     Path(args.out).mkdir(parents=True, exist_ok=True)
     print(write_index(Path(args.out), command, rows))
+
+
+if __name__ == "__main__":
+    main()

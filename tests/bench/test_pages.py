@@ -133,3 +133,31 @@ def test_index_page_refuses_a_table_it_cannot_carry_over():
     other = INDEX.replace("| ratio |\n", "| ratio | minutes |\n", 1)
     with pytest.raises(ValueError, match="other columns"):
         index_page(other, {}, ["- date: today"])
+
+
+def test_compare_merge_writes_the_page_and_keeps_the_index(tmp_path):
+    """``benchmarks/compare/compare.py --merge`` run as a script: the page is written and the
+    index keeps its other rows and its notes (the script's ``main`` guard was once lost, and
+    it then did nothing without a word)."""
+    import shutil
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    docs = root / "docs" / "benchmarks"
+    out = tmp_path / "out"
+    out.mkdir()
+    shutil.copy(docs / "index.md", out / "index.md")
+    shutil.copy(docs / "banana.md", out / "banana.md")
+    frame = tmp_path / "banana-runs.csv.gz"
+    shutil.copy(docs / "banana-runs.csv.gz", frame)
+    subprocess.run(
+        [sys.executable, str(root / "benchmarks" / "compare" / "compare.py"), "--merge",
+         str(frame), "--out", str(out), "--keep-header"],
+        check=True, capture_output=True, cwd=tmp_path,
+    )  # fmt: skip
+    assert (out / "banana-runs.csv.gz").exists() and (out / "banana.png").exists()
+    index = (out / "index.md").read_text()
+    assert "[pima](pima.md)" in index and "[banana](banana.md)" in index
+    assert "ode: SMC's worst coordinate" in index
