@@ -9,6 +9,7 @@ import numpy as np
 from pymc.stats.convergence import SamplerWarning, WarningType
 
 from ..core.rejection_runs import rejection_run_probability
+from ._state import MoveRuns
 
 __all__ = ["end_of_chain_warning", "stalled_moves", "track_draw", "track_move"]
 
@@ -58,28 +59,25 @@ STALLED_SHARE = 0.1
 
 def track_move(chain, kind: str | None, moved: bool) -> None:
     """After tuning, in a step that mixes moves: the chosen move's tries, moves and run of
-    tries that did not move the chain, and its longest such run with where the chain was
-    (``kind`` None: a step without moves, nothing to record)."""
-    from ._state import MoveRuns
-
+    tries that did not move the chain, and its longest such run's first and last iteration
+    (``kind`` None: a step without moves, nothing to record). Counters only: it runs every
+    iteration."""
     if kind is None:
         return
     runs = chain.draws_move_runs.get(kind)
     if runs is None:
         runs = chain.draws_move_runs[kind] = MoveRuns()
     runs.tries += 1
-    runs.moves += moved
     if moved:
+        runs.moves += 1
         runs.run = 0
         return
     if runs.run == 0:
-        runs.run_start, runs.run_sum = chain.iteration, np.zeros_like(chain.current_point)
+        runs.run_start = chain.iteration
     runs.run += 1
-    runs.run_sum += chain.current_point
     if runs.run > runs.longest:
         runs.longest, runs.longest_start = runs.run, runs.run_start
         runs.longest_end = chain.iteration
-        runs.longest_mean = runs.run_sum / runs.run
 
 
 def _offset(point, states) -> tuple[float, int]:
@@ -112,8 +110,9 @@ def stalled_moves(step) -> list[str]:
     most of the posterior but not where the chain was then (a surrogate or envelope fitted where
     the chain had been, out in a tail), so the chain crawled there on its other moves. Unlike a
     sticky excursion the chain need not sit at one point: it moves, slowly, and its draws' MCSE
-    may understate their error alike. Where: the chain's mean state over the longest such run, in
-    sds of the second half of the tuning phase (what the moves were fitted to)."""
+    may understate their error alike. Where: the chain's mean state over the iterations of the
+    longest such run, in sds of the second half of the tuning phase (what the moves were fitted
+    to)."""
     chain = step.chain
     runs, draws = chain.draws_move_runs, chain.draws_done
     if draws < STUCK_RUN or len(runs) < 2:
@@ -135,12 +134,17 @@ def stalled_moves(step) -> list[str]:
         f"{rate:.0%} of its tries)"
         for kind, record, span, rate in stalled
     )
+    # every iteration after scouting appends its state to the history: iteration k is at
+    # len(states) - 1 - (chain.iteration - k)
     states = chain.history.points
     tuned = states[: len(states) - draws]
     tuned = tuned[len(tuned) // 2 :]
+    longest = stalled[0][1]
+    last = len(states) - 1 - chain.iteration
+    stretch = states[last + longest.longest_start : last + longest.longest_end + 1]
     where = ""
-    if len(tuned) > 2:
-        offset, farthest = _offset(stalled[0][1].longest_mean, tuned)
+    if len(tuned) > 2 and len(stretch):
+        offset, farthest = _offset(stretch.mean(axis=0), tuned)
         if math.isfinite(offset):
             where = (
                 f"; there the chain was on average {offset:.1f} sds of the late tuning phase "

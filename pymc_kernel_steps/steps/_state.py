@@ -84,18 +84,16 @@ class TuningData:
 class MoveRuns:
     """One move kind's record after tuning, for the stalled-move check: how often the mixture
     chose it and it moved the chain; its current run of consecutive tries that did not, with
-    the iteration it began at and the sum of the chain's states over it; and the longest such
-    run, with its first and last iteration and the chain's mean state over it."""
+    the iteration it began at; and the longest such run, with its first and last iteration
+    (where the chain was then is in its history)."""
 
     tries: int = 0
     moves: int = 0
     run: int = 0
     run_start: int = 0
-    run_sum: np.ndarray | None = None
     longest: int = 0
     longest_start: int = 0
     longest_end: int = 0
-    longest_mean: np.ndarray | None = None
 
 
 @dataclass

@@ -123,50 +123,45 @@ def test_a_surrogate_that_fails_out_in_a_tail_is_reported(caplog):
 
 
 class _Runs:
-    def __init__(self, points):
+    def __init__(self):
         self.draws_move_runs = {}
         self.iteration = 0
-        self.current_point = None
-        self.points = points
 
 
 def _track(chain, sequence):
     from pymc_kernel_steps.steps._health import track_move
 
-    for kind, moved, point in sequence:
+    for kind, moved in sequence:
         chain.iteration += 1
-        chain.current_point = np.asarray(point, dtype=float)
         track_move(chain, kind, moved)
 
 
 def test_track_move_records_each_kinds_longest_failed_run():
-    chain = _Runs(None)
-    sequence = [("a", True, [0, 0]), ("a", False, [1, 0]), ("b", False, [9, 9])]
-    sequence += [("a", False, [3, 0]), ("b", True, [0, 0]), ("a", True, [0, 0])]
-    sequence += [("a", False, [5, 5])]
-    _track(chain, sequence)
+    chain = _Runs()
+    sequence = [("a", True), ("a", False), ("b", False), ("a", False), ("b", True), ("a", True)]
+    _track(chain, [*sequence, ("a", False)])
     a, b = chain.draws_move_runs["a"], chain.draws_move_runs["b"]
     assert (a.tries, a.moves, a.longest, a.longest_start, a.longest_end) == (5, 2, 2, 2, 4)
-    np.testing.assert_allclose(a.longest_mean, [2.0, 0.0])  # the states at iterations 2 and 4
     assert (b.tries, b.moves, b.longest, b.longest_start, b.longest_end) == (2, 1, 1, 3, 3)
     assert a.run == 1 and b.run == 0
 
 
 class _MixtureChain:
-    """A chain after 1,000 tuning and 3,000 draws (states of mean 0 and sd 1 in both phases)
-    whose move ``trajectory`` failed ``run`` times in a row over ``span`` iterations, on average
-    at ``mean``, and succeeded ``moves`` of ``tries`` times in all; a random walk beside it."""
+    """A chain after 1,000 tuning and 3,000 draws (iterations 1 to 4,000; states of mean 0 and
+    sd 1) whose move ``trajectory`` failed ``run`` times in a row over the ``span`` iterations
+    from 2,000, where the chain was at ``mean``, and succeeded ``moves`` of ``tries`` times in
+    all; a random walk beside it."""
 
     def __init__(self, run, span, tries, moves, mean, kinds=("trajectory", "random_walk")):
         from pymc_kernel_steps.steps._state import MoveRuns
 
-        self.draws_done = 3000
+        self.draws_done, self.iteration = 3000, 4000
         self.history = ChainHistory(2)
-        for i in range(4000):
-            self.history.append(np.full(2, (-1.0) ** i))
+        for i in range(1, 4001):
+            inside = 2000 <= i < 2000 + span
+            self.history.append(np.asarray(mean, float) if inside else np.full(2, (-1.0) ** i))
         record = MoveRuns(tries=tries, moves=moves, longest=run, longest_start=2000)
         record.longest_end = 2000 + span - 1
-        record.longest_mean = np.asarray(mean, dtype=float)
         self.draws_move_runs = {"trajectory": record}
         for kind in kinds[1:]:
             self.draws_move_runs[kind] = MoveRuns(tries=1500, moves=300, longest=30)
