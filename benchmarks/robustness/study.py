@@ -56,6 +56,9 @@ def main(argv=None) -> None:
     parser.add_argument("--replicates", type=int, default=10)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--samplers", nargs="*", default=None)
+    parser.add_argument(
+        "--chains", type=int, default=1, help="chains per run of the step methods (budget shared)"
+    )
     parser.add_argument("--runs-dir", type=Path, default=RUNS)
     parser.add_argument("--report", action="store_true", help="write results.md")
     parser.add_argument("--page", type=Path, default=HERE / "results.md")
@@ -73,6 +76,7 @@ def main(argv=None) -> None:
                 replicates=args.replicates,
                 samplers=tuple(args.samplers or OURS + ROBUSTNESS_PEERS),
                 random_seed=args.seed,
+                chains=args.chains,
                 progress=lambda m, s=start: print(f"  {time.time() - s:6.0f} s {m}", flush=True),
             )
         df["run_date"] = datetime.date.today().isoformat()

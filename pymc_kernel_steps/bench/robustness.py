@@ -105,6 +105,14 @@ def z_table(frame: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def _chains_per_run(frame: pd.DataFrame) -> int:
+    """The chains per run of the step methods in ``frame`` (1 when it does not say)."""
+    if "chains" not in frame or "kind" not in frame:
+        return 1
+    steps = frame.loc[frame["kind"] == "step", "chains"]
+    return int(steps.max()) if len(steps) else 1
+
+
 def _figure(value: float, lo: float, hi: float) -> str:
     return f"{value:.3g} [{lo:.3g}, {hi:.3g}]"
 
@@ -127,6 +135,16 @@ def robustness_page(frame: pd.DataFrame, *, title: str = "Robustness targets") -
         "the worst coordinate's error-based ESS per 1000 evaluations against the exact moments, "
         "with 90 % bootstrap intervals over the runs.",
         "",
+    ]
+    chains = _chains_per_run(frame)
+    if chains > 1:
+        lines += [
+            f"Every run of a step method is {chains} chains sharing the budget (PyMC's default); "
+            "its estimates pool the chains' draws and its MCSE is ArviZ's over the chains. SMC "
+            "and `emcee` are populations and run as in the one-chain study.",
+            "",
+        ]
+    lines += [
         "| target | d | statistic | ours: best | best peer | ratio |",
         "|:--|--:|:--|:--|:--|:--|",
     ]

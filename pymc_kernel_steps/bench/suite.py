@@ -159,9 +159,11 @@ class Study:
         samplers=None,
         random_seed: int = 0,
         progress=None,
+        chains: int = 1,
     ) -> pd.DataFrame:
         """Run ``samplers`` (labels; default: the study's) ``replicates`` times on the black box
-        of posterior ``name``.
+        of posterior ``name``, each run ``chains`` chains of the step methods sharing the budget
+        (population samplers ignore it).
 
         Returns
         -------
@@ -185,6 +187,7 @@ class Study:
             random_seed=random_seed,
             keep_draws=0,
             progress=progress,
+            chains=chains,
         )
         k = len(posterior.reference.mean)
         df.insert(0, "posterior", name)

@@ -51,3 +51,9 @@ def test_the_page_names_our_best_against_the_best_peer(frame):
     page = robustness_page(frame)
     assert f"| {NAME} | 6 | mean | `KMCLite`" in page
     assert "`emcee`" in page and "z_pooled" in page
+
+
+def test_the_page_says_when_a_run_is_several_chains(frame):
+    assert "chains sharing the budget" not in robustness_page(frame.assign(chains=32))
+    page = robustness_page(frame.assign(chains=4, kind="step"))
+    assert "Every run of a step method is 4 chains sharing the budget" in page
