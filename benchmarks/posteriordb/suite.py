@@ -71,6 +71,9 @@ def main(argv=None) -> None:
         default=None,
         help="run only these samplers and replace their rows in the posterior's existing frame",
     )
+    parser.add_argument(
+        "--chains", type=int, default=1, help="chains per run of the step methods (budget shared)"
+    )
     parser.add_argument("--runs-dir", type=Path, default=RUNS)
     parser.add_argument("--report", action="store_true", help="write the suite page")
     parser.add_argument("--page", type=Path, default=DOCS / "posteriordb.md")
@@ -88,6 +91,7 @@ def main(argv=None) -> None:
                 replicates=args.replicates,
                 samplers=tuple(args.samplers or OURS + PEERS),
                 random_seed=args.seed,
+                chains=args.chains,
                 progress=lambda m, s=start: print(f"  {time.time() - s:6.0f} s {m}", flush=True),
             )
         df["run_date"] = datetime.date.today().isoformat()

@@ -101,6 +101,20 @@ def _within_run_ess(frames: pd.DataFrame) -> pd.Series:
     return per_run.groupby(["posterior", "sampler"])["per_1000"].median()
 
 
+def _chains_text(frames: pd.DataFrame) -> str:
+    """How many chains a run of a step method was (the budget is shared among them)."""
+    steps = frames.loc[frames["kind"].isin(["step", "nuts"]), "chains"] if "kind" in frames else []
+    counts = sorted({int(c) for c in steps})
+    if counts == [1]:
+        return (
+            "Step methods (ours, `DEMetropolisZ`, `NUTS-FD`): one chain per run, so each tunes "
+            "for half the budget. PyMC's default of four chains splits it four ways; "
+            "`benchmarks/posteriordb/four-chains.md` measures that."
+        )
+    shown = ", ".join(map(str, counts)) or "unrecorded"
+    return f"Step methods: {shown} chains per run, sharing the budget."
+
+
 def write_suite_page(frames: pd.DataFrame, path: Path, *, n_boot: int = 1000) -> None:
     """Write the suite page and its figure (``<path stem>.png``) from the runs' frames."""
     path = Path(path)
@@ -151,6 +165,7 @@ def write_suite_page(frames: pd.DataFrame, path: Path, *, n_boot: int = 1000) ->
         + " (defaults). Peers: "
         + ", ".join(f"`{s}`" for s in PEERS)
         + ", configured as described below.",
+        f"- {_chains_text(frames)}",
         "- Made by `make bench-suite` (`benchmarks/posteriordb/suite.py`), from the frames in "
         "`benchmarks/posteriordb/runs/`.",
         "",

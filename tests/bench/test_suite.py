@@ -77,6 +77,15 @@ def test_a_small_suite_run_writes_a_page(tmp_path):
     text = page.read_text()
     assert "gp_pois_regr-gp_regr" in text and (tmp_path / "posteriordb.png").exists()
     assert "Not yet run" in text
+    assert "one chain per run" in text
+
+
+def test_the_suite_page_says_how_many_chains_a_run_was():
+    from pymc_kernel_steps.bench.report import _chains_text
+
+    frame = pd.DataFrame({"kind": ["step", "smc", "custom"], "chains": [4, 1, 32]})
+    assert _chains_text(frame) == "Step methods: 4 chains per run, sharing the budget."
+    assert "one chain per run" in _chains_text(frame.assign(chains=1))
 
 
 def test_labels_follow_the_flattened_reference():
