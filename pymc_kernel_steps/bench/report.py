@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from . import posteriordb
-from .suite import OURS, PEERS, geometric_mean, ratios, suite_table
+from .suite import OURS, PEERS, geometric_mean, ratios, step_chains, suite_table
 
 __all__ = ["plot_ratios", "write_suite_page"]
 
@@ -103,16 +103,14 @@ def _within_run_ess(frames: pd.DataFrame) -> pd.Series:
 
 def _chains_text(frames: pd.DataFrame) -> str:
     """How many chains a run of a step method was (the budget is shared among them)."""
-    steps = frames.loc[frames["kind"].isin(["step", "nuts"]), "chains"] if "kind" in frames else []
-    counts = sorted({int(c) for c in steps})
-    if counts == [1]:
+    chains = step_chains(frames)
+    if chains == 1:
         return (
             "Step methods (ours, `DEMetropolisZ`, `NUTS-FD`): one chain per run, so each tunes "
             "for half the budget. PyMC's default of four chains splits it four ways; "
             "`benchmarks/posteriordb/four-chains.md` measures that."
         )
-    shown = ", ".join(map(str, counts)) or "unrecorded"
-    return f"Step methods: {shown} chains per run, sharing the budget."
+    return f"Step methods: {chains} chains per run, sharing the budget."
 
 
 def write_suite_page(frames: pd.DataFrame, path: Path, *, n_boot: int = 1000) -> None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .suite import OURS, Posterior, Study
+from .suite import OURS, Posterior, Study, step_chains
 from .targets.robustness import robustness_model, robustness_reference
 
 __all__ = [
@@ -105,14 +105,6 @@ def z_table(frame: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _chains_per_run(frame: pd.DataFrame) -> int:
-    """The chains per run of the step methods in ``frame`` (1 when it does not say)."""
-    if "chains" not in frame or "kind" not in frame:
-        return 1
-    steps = frame.loc[frame["kind"] == "step", "chains"]
-    return int(steps.max()) if len(steps) else 1
-
-
 def _figure(value: float, lo: float, hi: float) -> str:
     return f"{value:.3g} [{lo:.3g}, {hi:.3g}]"
 
@@ -136,7 +128,7 @@ def robustness_page(frame: pd.DataFrame, *, title: str = "Robustness targets") -
         "with 90 % bootstrap intervals over the runs.",
         "",
     ]
-    chains = _chains_per_run(frame)
+    chains = step_chains(frame)
     if chains > 1:
         lines += [
             f"Every run of a step method is {chains} chains sharing the budget (PyMC's default); "

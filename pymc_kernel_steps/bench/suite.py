@@ -49,6 +49,7 @@ __all__ = [
     "read_runs",
     "reference",
     "run_posterior",
+    "step_chains",
     "suite_table",
 ]
 
@@ -195,6 +196,16 @@ class Study:
         index = np.where(df["statistic"] == "mean", 0, k) + df["coordinate"].to_numpy()
         df["mcse_ref"] = posterior.mcse[index]
         return df
+
+
+def step_chains(frame: pd.DataFrame) -> int:
+    """The chains per run of the PyMC step methods in ``frame`` (rows of kind ``"step"``; 1
+    when it does not say). Populations and custom runners (SMC, ``emcee``, ``NUTS-FD``) are
+    not counted: they do not run the study's chains."""
+    if "chains" not in frame or "kind" not in frame:
+        return 1
+    steps = frame.loc[frame["kind"] == "step", "chains"]
+    return int(steps.max()) if len(steps) else 1
 
 
 def _suite_posterior(name: str) -> Posterior:
