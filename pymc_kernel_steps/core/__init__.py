@@ -19,6 +19,7 @@ from .bayesopt import (
     gp_predict,
     ucb_beta,
 )
+from .climb import Ascent, Climb, ascend, climb, climb_budget
 from .confinement import Confinement
 from .differential_evolution import SNOOKER_SCALE, de_jump, de_scale, snooker_jump
 from .history import ChainHistory
@@ -108,6 +109,11 @@ __all__ = [
     "RandomWalk",
     "optimal_scale",
     "AnnealedUCB",
+    "Ascent",
+    "Climb",
+    "ascend",
+    "climb",
+    "climb_budget",
     "ChainHistory",
     "Confinement",
     "CoordinateScales",

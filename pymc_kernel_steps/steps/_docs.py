@@ -27,6 +27,19 @@ SHARED_PARAMETERS = {
     them off; they are skipped when they would take more than a tenth of tuning (with the
     default, fewer than 2000 tuning iterations), for a noisy (pseudo-marginal) log density,
     and after a warm start (``history``, where a step has it).""",
+    "climb": """climb : bool, default True
+    When a chain's start lies far outside the posterior's bulk (the slope along some
+    coordinate is more than five conditional scales, measured by the start's second
+    differences), climb before tuning: L-BFGS-B on finite differences from the start, at
+    most ``min(60 (d + 1), 600)`` evaluations, and tuning begins at the first point it
+    evaluated within ``d/2`` of the highest log density it found, where a draw's log density
+    typically lies (:func:`~pymc_kernel_steps.core.climb`). Otherwise the chain climbs by
+    random walk for much of a short tuning phase and learns its proposal from the climb. The
+    climb is part of tuning and its evaluations are counted (``logp_evals`` of the first
+    iteration), so the draws stay exact. Skipped at a start in the bulk, without tuning, for
+    a noisy (pseudo-marginal) log density, after a warm start (``history``), and in compound
+    sampling. A start in the basin of a minor mode climbs into that mode; run several chains
+    and check R-hat.""",
     "model": """model : pymc.Model, optional
     The model (default: the one of the enclosing ``with`` block).""",
     "initial_point": """initial_point : dict, optional

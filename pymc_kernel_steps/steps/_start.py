@@ -1,13 +1,15 @@
-"""The start's scales: each coordinate's conditional scale at a chain's first point, the frame of
-its first moves."""
+"""A chain's start: the check that its log density is finite there, each coordinate's conditional
+scale (the frame of its first moves), and the climb from a start far from the posterior."""
 
 from __future__ import annotations
 
 import math
 
 import numpy as np
-from pymc.blocking import DictToArrayBijection
+from pymc.blocking import DictToArrayBijection, RaveledVars
+from pymc.exceptions import SamplingError
 
+from ..core.climb import climb, climb_budget
 from ..core.moves import optimal_scale
 from ..core.start_scales import conditional_scales
 from ..core.whitening import Whitening
@@ -16,8 +18,7 @@ __all__ = ["StartScales"]
 
 
 class StartScales:
-    """Mixed into :class:`~pymc_kernel_steps.steps.base.KernelStep`: how a chain sizes its
-    start."""
+    """Mixed into :class:`~pymc_kernel_steps.steps.base.KernelStep`: how a chain starts."""
 
     def _measure_start_scales(self, x: np.ndarray, value: float) -> int:
         """Measure each coordinate's conditional scale at the chain's start from second
@@ -38,6 +39,67 @@ class StartScales:
         """:func:`~pymc_kernel_steps.core.conditional_scales` at ``x`` (log density ``value``);
         where the model fails (raises, or is +inf) the probe counts as outside. ``record``:
         whether the evaluations are the chain's (see :meth:`KernelStep._on_evaluation`)."""
+        return conditional_scales(self._probe(record), x, value)
+
+    def _check_start(self, x: np.ndarray, value: float) -> None:
+        """Raise :class:`pymc.exceptions.SamplingError` naming the starting values (every
+        variable's, as ``model.check_start_vals`` does for NUTS) if the log density at a chain's
+        first point is not finite: from there every draw would be rejected or NaN."""
+        if math.isfinite(value):
+            return
+        point = {}
+        if self._point_map_info is not None:
+            block = DictToArrayBijection.rmap(RaveledVars(np.asarray(x), self._point_map_info))
+            point.update({k: np.asarray(v).tolist() for k, v in block.items()})
+        else:
+            point["(step's block)"] = np.asarray(x).tolist()
+        for name, shared in self.shared.items():
+            point[name] = np.asarray(shared.get_value(borrow=True)).tolist()
+        from .base import _sampling_chain_index
+
+        index = _sampling_chain_index()
+        which = "the chain" if index is None else f"chain {index}"
+        raise SamplingError(
+            "Initial evaluation of model at starting point failed!\n"
+            f"{type(self).__name__}: the model's log density at the starting point of {which} "
+            f"is {value}.\nStarting values (of the model's value variables, i.e. "
+            f"unconstrained):\n{point}\n"
+            "A NaN value of a transformed variable (such as 'sigma_log__') comes from an initial "
+            "value outside the variable's support (check `initvals`); -inf from a point the "
+            "model rules out. `model.point_logps(point)` and `model.debug()` show which term "
+            "fails."
+        )
+
+    def _start_chain(self, x: np.ndarray, value: float) -> tuple[np.ndarray, float, int]:
+        """At a chain's first point ``x`` (log density ``value``, finite): measure the start's
+        scales and, where the start lies far from the posterior and the step climbs
+        (``climb=``), climb into the posterior's bulk (:func:`~pymc_kernel_steps.core.climb`) and
+        measure the scales again there; returns the chain's start, its log density and the
+        evaluations spent."""
+        evaluations = self._measure_start_scales(x, value)
+        if not self._climbs():
+            return x, value, evaluations
+        found = climb(self._probe(record=True), x, value, climb_budget(self.dim))
+        self.chain.climb_evaluations = found.evaluations
+        evaluations += found.evaluations
+        if not np.array_equal(found.point, x):
+            x, value = found.point, found.value
+            evaluations += self._measure_start_scales(x, value)
+        return x, value, evaluations
+
+    def _climbs(self) -> bool:
+        """Whether this chain climbs before tuning: ``climb=True``, tuning, a start measured far
+        from the posterior, and not in compound sampling (where the rest of the model moves)."""
+        return (
+            self.climb
+            and self.tune
+            and self.chain.start_far_from_posterior
+            and not self.shared
+        )
+
+    def _probe(self, record: bool):
+        """The log density as a function of a point, NaN where the model fails (raises, or is
+        +inf); ``record``: whether the evaluations are the chain's."""
         from .base import LogDensityError
 
         def probe(point: np.ndarray) -> float:
@@ -46,7 +108,7 @@ class StartScales:
             except LogDensityError:
                 return math.nan
 
-        return conditional_scales(probe, x, value)
+        return probe
 
     def _sizes_its_start(self) -> bool:
         """Whether a chain measures its start's scales (not for a noisy log density, whose
@@ -56,15 +118,24 @@ class StartScales:
     def start_evaluations(self, point: dict) -> int:
         """The evaluations a chain of this step spends at its first point ``point`` (a dict of
         the model's value variables, e.g. ``model.initial_point()``) before its first proposal:
-        the start and its second differences. The procedure is deterministic, so this is the
-        count the chain will report (for a benchmark that plans a budget of evaluations); it
-        evaluates the model that many times."""
+        the start, its second differences and the climb (``climb=``) with the second differences
+        where it ends. The procedure is deterministic, so this is the count a chain that tunes
+        will report (for a benchmark that plans a budget of evaluations); it evaluates the
+        model that many times."""
         x = DictToArrayBijection.map({v.name: point[v.name] for v in self.vars}).data
         x = np.asarray(x, dtype=float)
         value = float(self._logp_fn(x))
         if not (self._sizes_its_start() and math.isfinite(value)):
             return 1
-        return 1 + self._scales_at(x, value, record=False).evaluations
+        found = self._scales_at(x, value, record=False)
+        evaluations = 1 + found.evaluations
+        if not (self.climb and found.far_from_posterior and not self.shared):
+            return evaluations
+        climbed = climb(self._probe(record=False), x, value, climb_budget(self.dim))
+        evaluations += climbed.evaluations
+        if not np.array_equal(climbed.point, x):
+            evaluations += self._scales_at(climbed.point, climbed.value, record=False).evaluations
+        return evaluations
 
     def _on_start_scales(self) -> None:
         """Once ``chain.start_scales`` is known: the random walk acts in the start's frame

@@ -127,6 +127,8 @@ class ChainState:
         Whether the start's slopes put it far from the posterior
         (:attr:`~pymc_kernel_steps.core.StartScales.far_from_posterior`): a transient, where the
         scales measured there say nothing of the posterior's (False: not measured).
+    climb_evaluations : int
+        Evaluations of the climb before tuning (``climb=``; 0: the chain did not climb).
     scout_iterations : int
         The first iterations of tuning that belong to the scouts (0: no scouts).
     scouts : Scouts or None
@@ -142,6 +144,7 @@ class ChainState:
     total_iterations: int = 0
     start_scales: np.ndarray | None = None
     start_far_from_posterior: bool = False
+    climb_evaluations: int = 0
     scout_iterations: int = 0
     scouts: Scouts | None = None
     random_walk: RandomWalk | None = None

@@ -134,7 +134,7 @@ def _require_exact(rng_updates) -> None:
 
 
 @with_shared_parameters
-class AdaptiveHMC(KernelStep, withheld=("scouts",)):
+class AdaptiveHMC(KernelStep, withheld=("scouts", "climb")):
     r"""Hamiltonian Monte Carlo tuned by Bayesian optimisation (Wang, Mohamed & de Freitas 2013).
 
     Each iteration draws ``L_r ~ U{1, ..., L}``, a momentum ``p ~ N(0, M)`` and runs ``L_r``
@@ -261,7 +261,8 @@ class AdaptiveHMC(KernelStep, withheld=("scouts",)):
         require_positive("reward_max", reward_max)
         self.reward_max = float(reward_max)
         self._tune_length = 0
-        super().__init__(vars, **shared)
+        # its own start takes the gradient's information (the mass matrix's first scales)
+        super().__init__(vars, climb=False, **shared)
 
     def _compile_log_density(self, logp, raveled_input, compile_kwargs):
         """The log density and its gradient, compiled once into one function (the step's only

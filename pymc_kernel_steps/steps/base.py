@@ -13,7 +13,6 @@ from typing import Any, ClassVar
 
 import numpy as np
 from pymc.blocking import DictToArrayBijection, RaveledVars
-from pymc.exceptions import SamplingError
 from pymc.model import modelcontext
 from pymc.pytensorf import join_nonshared_inputs, make_shared_replacements, reseed_rngs
 from pymc.stats.convergence import SamplerWarning
@@ -138,6 +137,7 @@ class KernelStep(StartScales, PooledTuning, ArrayStepShared):
         *,
         adapt_after_tuning: bool = False,
         scouts: int = 1,
+        climb: bool = True,
         model=None,
         initial_point=None,
         compile_kwargs: dict | None = None,
@@ -179,6 +179,8 @@ class KernelStep(StartScales, PooledTuning, ArrayStepShared):
         self.adapt_after_tuning = bool(adapt_after_tuning)
         require_int("scouts", scouts, minimum=1)
         self.scouts = int(scouts)
+        require_bool("climb", climb)
+        self.climb = bool(climb)
 
         shared = make_shared_replacements(initial_point, vars, model)
         [logp], raveled_input = join_nonshared_inputs(
@@ -329,33 +331,6 @@ class KernelStep(StartScales, PooledTuning, ArrayStepShared):
             f"at the point {shown}"
         )
 
-    def _check_start(self, x: np.ndarray, value: float) -> None:
-        """Raise :class:`pymc.exceptions.SamplingError` naming the starting values (every
-        variable's, as ``model.check_start_vals`` does for NUTS) if the log density at a chain's
-        first point is not finite: from there every draw would be rejected or NaN."""
-        if math.isfinite(value):
-            return
-        point = {}
-        if self._point_map_info is not None:
-            block = DictToArrayBijection.rmap(RaveledVars(np.asarray(x), self._point_map_info))
-            point.update({k: np.asarray(v).tolist() for k, v in block.items()})
-        else:
-            point["(step's block)"] = np.asarray(x).tolist()
-        for name, shared in self.shared.items():
-            point[name] = np.asarray(shared.get_value(borrow=True)).tolist()
-        index = _sampling_chain_index()
-        which = "the chain" if index is None else f"chain {index}"
-        raise SamplingError(
-            "Initial evaluation of model at starting point failed!\n"
-            f"{type(self).__name__}: the model's log density at the starting point of {which} "
-            f"is {value}.\nStarting values (of the model's value variables, i.e. "
-            f"unconstrained):\n{point}\n"
-            "A NaN value of a transformed variable (such as 'sigma_log__') comes from an initial "
-            "value outside the variable's support (check `initvals`); -inf from a point the "
-            "model rules out. `model.point_logps(point)` and `model.debug()` show which term "
-            "fails."
-        )
-
     def _outside_changed(self) -> bool:
         previous = self.chain.outside_values
         if len(previous) != len(self.shared):
@@ -382,9 +357,10 @@ class KernelStep(StartScales, PooledTuning, ArrayStepShared):
             return chain.current_logp, 0
         value = self._evaluate_logp(x, self._point_map_info)
         evaluations = 1
-        if chain.current_point is None:  # the chain's first point
+        if chain.current_point is None:  # the chain's first point (which a climb can move)
             self._check_start(x, value)
-            evaluations += self._measure_start_scales(x, value)
+            x, value, spent = self._start_chain(x, value)
+            evaluations += spent
         chain.current_logp = value if not math.isnan(value) else -math.inf
         chain.current_point = x.copy()
         if self.shared:
@@ -429,6 +405,8 @@ class KernelStep(StartScales, PooledTuning, ArrayStepShared):
         if self.tune and chain.iteration < chain.scout_iterations:
             return self._scout(q0)
         logp_current, evaluations = self._current_logp(x)
+        if chain.climb_evaluations and chain.iteration == 0:
+            x = chain.current_point.copy()  # where the climb ended
 
         proposal, context = self._propose(x)
         logp_nan = False
@@ -500,7 +478,7 @@ class KernelStep(StartScales, PooledTuning, ArrayStepShared):
             scale = RobbinsMonroScale.within(optimal_scale(self.dim), SCOUT_SCALE_RANGE)
             length = chain.scout_iterations // self.scouts
             chain.scouts = Scouts.start(
-                q0.data, logp_start, self.scouts, length, scale, chain.start_scales
+                chain.current_point.copy(), logp_start, self.scouts, length, scale, chain.start_scales
             )
         scouts = chain.scouts
         walk = scouts.turn

@@ -123,7 +123,7 @@ def default_cycle_length(total_iterations: int, minimum: int) -> int:
 
 
 @with_shared_parameters
-class CKAM(KAMStep, withheld=("adapt_after_tuning", "scouts")):
+class CKAM(KAMStep, withheld=("adapt_after_tuning", "scouts", "climb")):
     r"""Cyclical Kernel Adaptive Metropolis (Li, Zeng & Guo 2022).
 
     Splits the run into cycles of ``cycle_length`` iterations that continue through tuning and
@@ -315,6 +315,7 @@ class CKAM(KAMStep, withheld=("adapt_after_tuning", "scouts")):
             subsample_size=subsample_size,
             refresh_interval=refresh_interval,
             whiten=whiten,
+            climb=False,
             **shared,
         )
         if cycle_length is not None and cycle_length < self.min_cycle_length:

@@ -133,7 +133,7 @@ class KAMH(KAMStep):
     whiten : bool
         Let the kernel act on states whitened by the history's mean and covariance (default
         True; False is the paper's isotropic kernel in the model's coordinates).
-    <shared: adapt_after_tuning, scouts, model, initial_point, compile_kwargs, rng, blocked>
+    <shared: adapt_after_tuning, scouts, climb, model, initial_point, compile_kwargs, rng, blocked>
 
     Notes
     -----
@@ -454,7 +454,11 @@ class AdaptiveMetropolis(KAMH, withheld=("kernel", "moves")):
         iterations.
     whiten : bool, default True
         Work on states whitened by the history's mean and covariance.
-    <shared: adapt_after_tuning, scouts, model, initial_point, compile_kwargs, rng, blocked>
+    <shared: adapt_after_tuning, scouts>
+    climb : bool, default False
+        Climb from a start far outside the posterior's bulk before tuning, as :class:`KAMH`
+        does by default; off here so that the baseline is the textbook adaptive Metropolis.
+    <shared: model, initial_point, compile_kwargs, rng, blocked>
 
     See Also
     --------
@@ -467,5 +471,5 @@ class AdaptiveMetropolis(KAMH, withheld=("kernel", "moves")):
 
     name = "adaptive_metropolis"
 
-    def __init__(self, vars=None, **shared):
-        super().__init__(vars, kernel=LinearKernel(), moves="fixed", **shared)
+    def __init__(self, vars=None, *, climb: bool = False, **shared):
+        super().__init__(vars, kernel=LinearKernel(), moves="fixed", climb=climb, **shared)
