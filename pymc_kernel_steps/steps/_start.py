@@ -75,11 +75,12 @@ class StartScales:
         scales and, where the start lies far from the posterior and the step climbs
         (``climb=``), climb into the posterior's bulk (:func:`~pymc_kernel_steps.core.climb`) and
         measure the scales again there; returns the chain's start, its log density and the
-        evaluations spent."""
+        evaluations spent. The climb's evaluations are not the chain's: a surrogate that learns
+        from the chain's evaluations (``KMCLite``'s regression) does not see them."""
         evaluations = self._measure_start_scales(x, value)
         if not self._climbs():
             return x, value, evaluations
-        found = climb(self._probe(record=True), x, value, climb_budget(self.dim))
+        found = climb(self._probe(record=False), x, value, climb_budget(self.dim))
         self.chain.climb_evaluations = found.evaluations
         evaluations += found.evaluations
         if not np.array_equal(found.point, x):
