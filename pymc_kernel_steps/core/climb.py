@@ -195,13 +195,13 @@ def climb(
     within ``max_evaluations`` (default :func:`climb_budget`), then the first point it
     evaluated whose log density is within ``d/2`` of the highest it found (see the module).
 
-    The start itself is returned where nothing better was found."""
+    The start itself is returned where nothing better was found. ``value0`` must be finite."""
     x0 = np.asarray(x0, dtype=float)
+    if not math.isfinite(value0):
+        raise ValueError(f"`value0` must be finite (the start's log density), got {value0!r}.")
     if max_evaluations is None:
         max_evaluations = climb_budget(x0.size)
     ascent = ascend(log_density, x0, max_evaluations, value0=value0)
-    if not math.isfinite(ascent.best_value):
-        return Climb(x0.copy(), float(value0), float(value0), ascent.evaluations)
     band = ascent.best_value - 0.5 * x0.size
     first = next(i for i, value in enumerate(ascent.values) if value >= band)
     return Climb(

@@ -91,12 +91,7 @@ class StartScales:
     def _climbs(self) -> bool:
         """Whether this chain climbs before tuning: ``climb=True``, tuning, a start measured far
         from the posterior, and not in compound sampling (where the rest of the model moves)."""
-        return (
-            self.climb
-            and self.tune
-            and self.chain.start_far_from_posterior
-            and not self.shared
-        )
+        return self.climb and self.tune and self.chain.start_far_from_posterior and not self.shared
 
     def _probe(self, record: bool):
         """The log density as a function of a point, NaN where the model fails (raises, or is

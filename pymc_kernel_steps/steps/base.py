@@ -478,7 +478,12 @@ class KernelStep(StartScales, PooledTuning, ArrayStepShared):
             scale = RobbinsMonroScale.within(optimal_scale(self.dim), SCOUT_SCALE_RANGE)
             length = chain.scout_iterations // self.scouts
             chain.scouts = Scouts.start(
-                chain.current_point.copy(), logp_start, self.scouts, length, scale, chain.start_scales
+                chain.current_point.copy(),
+                logp_start,
+                self.scouts,
+                length,
+                scale,
+                chain.start_scales,
             )
         scouts = chain.scouts
         walk = scouts.turn
