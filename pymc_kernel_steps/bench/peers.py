@@ -145,15 +145,16 @@ def run_emcee_expert(model, budget: int, seed: int, *, n_walkers: int = 32) -> d
 def nuts_finite_differences_sampler(fd_model, dim: int, name: str = "NUTS-FD") -> Sampler:
     """A custom :class:`~pymc_kernel_steps.bench.runners.Sampler`: NUTS on ``fd_model`` (a
     :func:`~pymc_kernel_steps.bench.blackbox.black_box` with finite differences) charged
-    ``2 dim + 1`` evaluations per leapfrog step."""
+    ``2 dim + 1`` evaluations per leapfrog step, in as many chains as the comparison's
+    ``chains`` (sharing the budget, as the step methods' chains do)."""
     per_step = 2 * dim + 1
     pilots: dict = {}
 
-    def run(model, budget, seed):
+    def run(model, budget, seed, chains=1):
         settings = _Settings(
             budget=max(4, int(budget) // per_step),
             tune_fraction=0.5,
-            chains=1,
+            chains=int(chains),
             gradient_model=fd_model,
             smc_pilot_particles=0,
             smc_prior_scale=0.0,

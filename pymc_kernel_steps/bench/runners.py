@@ -64,6 +64,7 @@ the budget: a mismatch warns; the measured count is the one reported and used.
 
 from __future__ import annotations
 
+import inspect
 import math
 import time
 import warnings
@@ -110,7 +111,8 @@ class Sampler:
         ``"step"``: called without arguments inside the model context, returns the step
         (a step class or ``lambda: KMCLite(n_steps=20)``).
     run : callable, optional
-        ``"custom"``: ``run(model, budget, seed) -> {"idata": ..., "evaluations": int}``.
+        ``"custom"``: ``run(model, budget, seed) -> {"idata": ..., "evaluations": int}``; a
+        ``run`` that takes a keyword ``chains`` is given the comparison's ``chains``.
     options : dict
         Keyword arguments for the kind: ``pm.sample`` (step), ``pm.NUTS`` (nuts, e.g.
         ``target_accept``), :func:`~.population.run_smc` keywords (smc: ``prior_scale``, IMH
@@ -370,7 +372,9 @@ def _run_emcee(sampler: Sampler, model, seed, s: _Settings) -> dict:
 
 def _run_custom(sampler: Sampler, model, seed, s: _Settings) -> dict:
     start = time.perf_counter()
-    out = dict(sampler.run(model, s.budget, seed))
+    takes_chains = "chains" in inspect.signature(sampler.run).parameters
+    chains = {"chains": s.chains} if takes_chains else {}
+    out = dict(sampler.run(model, s.budget, seed, **chains))
     out.setdefault("seconds", time.perf_counter() - start)
     out.setdefault("counted", out["evaluations"])
     out.setdefault("own_seconds_per_iteration", math.nan)

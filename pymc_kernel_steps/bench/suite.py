@@ -201,7 +201,7 @@ class Study:
 def step_chains(frame: pd.DataFrame) -> int:
     """The chains per run of the PyMC step methods in ``frame`` (rows of kind ``"step"``; 1
     when it does not say). Populations and custom runners (SMC, ``emcee``, ``NUTS-FD``) are
-    not counted: they do not run the study's chains."""
+    not counted: populations run no chains, and ``NUTS-FD`` runs the step methods' count."""
     if "chains" not in frame or "kind" not in frame:
         return 1
     steps = frame.loc[frame["kind"] == "step", "chains"]

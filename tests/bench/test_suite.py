@@ -169,3 +169,46 @@ def test_the_page_notes_a_posterior_only_where_it_is_in_the_runs(tmp_path):
         text = page.read_text()
         assert ("## Notes on single posteriors" in text) is expected
         assert (POSTERIOR_NOTES[noted][:40] in text) is expected
+
+
+def test_nuts_on_finite_differences_runs_the_comparison_s_chains():
+    """NUTS-FD is a custom runner; it runs as many chains as the study's step methods, sharing
+    the budget (it ran one chain whatever ``chains`` said before 2026-11-27)."""
+    from pymc_kernel_steps.bench.blackbox import black_box
+    from pymc_kernel_steps.bench.peers import nuts_finite_differences_sampler
+    from pymc_kernel_steps.bench.runners import compare_samplers
+
+    with pm.Model() as model:
+        x = pm.Normal("x", mu=0.0, sigma=5.0, shape=2)
+        pm.Normal("y", mu=x, sigma=[0.5, 2.0], observed=[1.0, -1.0])
+    fd_model = black_box(model, finite_differences=True)
+    nuts = nuts_finite_differences_sampler(fd_model, 2)
+    for chains in (1, 2):
+        df = compare_samplers(
+            model, [nuts], budget=3000, replicates=1, chains=chains, var_names=["x"]
+        )
+        assert set(df["chains"]) == {chains}
+        assert (df.drop_duplicates("replicate")["evaluations"] <= 1.01 * 3000).all()
+
+
+def test_a_custom_runner_without_a_chains_keyword_is_called_as_before():
+    from pymc_kernel_steps.bench.runners import Sampler, _run_custom, _Settings
+
+    calls = []
+
+    def run(model, budget, seed):
+        calls.append((budget, seed))
+        return {"idata": None, "evaluations": 1}
+
+    settings = _Settings(
+        budget=10,
+        tune_fraction=0.5,
+        chains=4,
+        gradient_model=None,
+        smc_pilot_particles=0,
+        smc_prior_scale=0.0,
+        emcee_walkers=0,
+        pilots={},
+    )
+    _run_custom(Sampler("mine", "custom", run=run), None, 3, settings)
+    assert calls == [(10, 3)]
