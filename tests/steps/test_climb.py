@@ -9,6 +9,7 @@ import pymc as pm
 import pytest
 
 from pymc_kernel_steps import CKAM, KAMH, AdaptiveHMC, AdaptiveMetropolis, KMCFinite, KMCLite
+from pymc_kernel_steps.bench._util import sample_quietly
 from pymc_kernel_steps.core import climb_budget
 from tests.helpers import assert_moments
 
@@ -73,19 +74,11 @@ def test_a_start_in_the_bulk_is_untouched(step_class):
     """Same seed with and without ``climb``: the same draws, since the start is not far."""
     with pm.Model() as model:
         pm.Normal("x", 0.3, 1.0, shape=2)
-    draws = []
-    for climb in (True, False):
-        with model:
-            idata = pm.sample(
-                tune=300,
-                draws=100,
-                chains=1,
-                step=step_class(climb=climb),
-                random_seed=5,
-                progressbar=False,
-                compute_convergence_checks=False,
-            )
-        draws.append(idata.posterior["x"].values)
+    with model:
+        draws = [
+            sample_quietly(model, step_class(climb=climb), 300, 100, 1, 5).posterior["x"].values
+            for climb in (True, False)
+        ]
     np.testing.assert_array_equal(draws[0], draws[1])
 
 
@@ -147,14 +140,5 @@ def test_draws_after_a_climb_have_the_posterior_s_moments(step_class):
     model = _far_start_model()
     mean, variance = _posterior()
     with model:
-        idata = pm.sample(
-            tune=1000,
-            draws=2000,
-            chains=2,
-            cores=1,
-            step=step_class(),
-            random_seed=11,
-            progressbar=False,
-            compute_convergence_checks=False,
-        )
+        idata = sample_quietly(model, step_class(), 1000, 2000, 2, 11)
     assert_moments(idata.posterior["mu"].values, mean, variance)
