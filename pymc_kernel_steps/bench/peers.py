@@ -34,6 +34,7 @@ import math
 
 import numpy as np
 
+from ..core import ascend
 from ._util import BENCH_EXTRA, _datatree, _unconstrained
 from .runners import Sampler, _run_nuts, _Settings
 
@@ -58,51 +59,26 @@ def optimise_start(logp, x0: np.ndarray, max_evaluations: int):
     """L-BFGS-B on ``−logp`` from ``x0`` (finite-difference gradients) within
     ``max_evaluations`` evaluations, then the curvature there: ``(optimum, scale, evaluations)``.
 
-    L-BFGS-B restarts from its optimum, in coordinates scaled by its last inverse Hessian, while
-    that still improves (with finite differences it stops early on ill-conditioned targets).
-    ``scale`` is ``1 / √(−∂²logp/∂x_i²)`` at the optimum by central second differences (``2 d``
-    more evaluations): each coordinate's conditional standard deviation, a scale that is never
-    wider than the posterior; ``1`` where the curvature is not positive and finite. The start
-    itself is returned where the optimiser found nothing better.
+    The ascent is :func:`~pymc_kernel_steps.core.ascend` (L-BFGS-B restarted from its optimum,
+    in coordinates scaled by its last inverse Hessian, while that still improves: with finite
+    differences one run stops early on ill-conditioned targets), leaving ``2 d`` evaluations
+    for the curvature. ``scale`` is ``1 / √(−∂²logp/∂x_i²)`` at the optimum by central second
+    differences: each coordinate's conditional standard deviation, a scale that is never wider
+    than the posterior; ``1`` where the curvature is not positive and finite. The start itself
+    is returned where the optimiser found nothing better.
     """
-    from scipy.optimize import minimize
-
-    calls = 0
-
-    def objective(x):
-        nonlocal calls
-        calls += 1
-        value = -logp(x)
-        return value if np.isfinite(value) else 1e300
-
     dim = np.size(x0)
-    best, best_value = np.asarray(x0, dtype=float), objective(x0)
-    unit = np.ones_like(best)
-    while calls < max_evaluations - 2 * dim:
-        origin = best
-        result = minimize(
-            lambda y, origin=origin, unit=unit: objective(origin + unit * y),
-            np.zeros_like(best),
-            method="L-BFGS-B",
-            options={"maxfun": max(1, max_evaluations - 2 * dim - calls), "maxiter": 10_000},
-        )
-        improved = result.fun < best_value - 1e-8 * max(1.0, abs(best_value))
-        if result.fun < best_value:
-            best, best_value = origin + unit * result.x, float(result.fun)
-            variance = unit**2 * np.diag(result.hess_inv.todense())
-            usable = np.isfinite(variance) & (variance > 0)
-            unit = np.where(usable, np.sqrt(np.where(usable, variance, 1.0)), unit)
-        if not improved:
-            break
-    step = 1e-4 * np.minimum(unit, np.maximum(1.0, np.abs(best)))
+    ascent = ascend(logp, x0, max_evaluations, reserve=2 * dim)
+    best, best_logp = ascent.best, ascent.best_value
+    step = 1e-4 * np.minimum(ascent.unit, np.maximum(1.0, np.abs(best)))
     curvature = np.empty(dim)
     for i in range(dim):
         e = np.zeros(dim)
         e[i] = step[i]
-        curvature[i] = (objective(best + e) - 2 * best_value + objective(best - e)) / step[i] ** 2
+        curvature[i] = (2 * best_logp - logp(best + e) - logp(best - e)) / step[i] ** 2
     usable = np.isfinite(curvature) & (curvature > 0)
     scale = np.where(usable, 1.0 / np.sqrt(np.where(usable, curvature, 1.0)), 1.0)
-    return best, scale, calls
+    return best, scale, ascent.evaluations + 2 * dim
 
 
 def run_emcee_expert(model, budget: int, seed: int, *, n_walkers: int = 32) -> dict:

@@ -9,7 +9,7 @@ import numpy as np
 from pymc.blocking import DictToArrayBijection, RaveledVars
 from pymc.exceptions import SamplingError
 
-from ..core.climb import climb, climb_budget
+from ..core.climb import climb
 from ..core.moves import optimal_scale
 from ..core.start_scales import conditional_scales
 from ..core.whitening import Whitening
@@ -78,9 +78,9 @@ class StartScales:
         evaluations spent. The climb's evaluations are not the chain's: a surrogate that learns
         from the chain's evaluations (``KMCLite``'s regression) does not see them."""
         evaluations = self._measure_start_scales(x, value)
-        if not self._climbs():
+        if not (self.tune and self._climbs_from(self.chain.start_far_from_posterior)):
             return x, value, evaluations
-        found = climb(self._probe(record=False), x, value, climb_budget(self.dim))
+        found = climb(self._probe(record=False), x, value)
         self.chain.climb_evaluations = found.evaluations
         evaluations += found.evaluations
         if not np.array_equal(found.point, x):
@@ -88,10 +88,10 @@ class StartScales:
             evaluations += self._measure_start_scales(x, value)
         return x, value, evaluations
 
-    def _climbs(self) -> bool:
-        """Whether this chain climbs before tuning: ``climb=True``, tuning, a start measured far
+    def _climbs_from(self, far_from_posterior: bool) -> bool:
+        """Whether a tuning chain climbs from its start: ``climb=True``, a start measured far
         from the posterior, and not in compound sampling (where the rest of the model moves)."""
-        return self.climb and self.tune and self.chain.start_far_from_posterior and not self.shared
+        return self.climb and far_from_posterior and not self.shared
 
     def _probe(self, record: bool):
         """The log density as a function of a point, NaN where the model fails (raises, or is
@@ -125,9 +125,9 @@ class StartScales:
             return 1
         found = self._scales_at(x, value, record=False)
         evaluations = 1 + found.evaluations
-        if not (self.climb and found.far_from_posterior and not self.shared):
+        if not self._climbs_from(found.far_from_posterior):
             return evaluations
-        climbed = climb(self._probe(record=False), x, value, climb_budget(self.dim))
+        climbed = climb(self._probe(record=False), x, value)
         evaluations += climbed.evaluations
         if not np.array_equal(climbed.point, x):
             evaluations += self._scales_at(climbed.point, climbed.value, record=False).evaluations
