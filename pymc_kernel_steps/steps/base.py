@@ -246,6 +246,7 @@ class KernelStep(StartScales, PooledTuning, ArrayStepShared):
             reseed_rngs(self._logp_rngs, self.rng.integers(2**63))
         self.chain = self._new_chain()
         self.chain.total_iterations = int(tune) + int(draws)
+        self._tune_iterations = int(tune)
         scouting = self.scouts * SCOUT_LENGTH
         # not for a noisy log density: the best of the walks' estimates is a lucky one, on which
         # a pseudo-marginal chain would stick
@@ -407,6 +408,8 @@ class KernelStep(StartScales, PooledTuning, ArrayStepShared):
         logp_current, evaluations = self._current_logp(x)
         if chain.climb_evaluations and chain.iteration == 0:
             x = chain.current_point.copy()  # where the climb ended
+        if self._walker_turn():
+            x = chain.current_point.copy()
 
         proposal, context = self._propose(x)
         logp_nan = False
@@ -446,6 +449,47 @@ class KernelStep(StartScales, PooledTuning, ArrayStepShared):
             chain.adaptation_iteration += 1
 
         return self._result(q0, transition, evaluations, logp_nan)
+
+    def _walker_turn(self) -> bool:  # PROTOTYPE
+        import os
+
+        chain = self.chain
+        count = int(os.environ.get("PKS_WALKERS", "1"))
+        if count <= 1 or not self.tune or self.noisy_logp or self.shared:
+            return False
+        if getattr(chain, "walker_end", None) is None:
+            share = float(os.environ.get("PKS_WALKER_SHARE", "0.5"))
+            chain.walker_end = chain.iteration + int(share * self._tune_iterations)
+            chain.walker_points = np.repeat(chain.current_point[None], count, axis=0)
+            chain.walker_logps = np.full(count, chain.current_logp)
+            scouted = getattr(chain, "scouted", None)
+            if scouted is not None and os.environ.get("PKS_WALKERS_FROM_SCOUTS"):
+                positions, logps = scouted
+                band = float(os.environ.get("PKS_WALKER_BAND", str(self.dim)))
+                keep = [i for i in range(len(logps)) if logps[i] >= chain.current_logp - band]
+                for k in range(count):
+                    i = keep[k % len(keep)]
+                    chain.walker_points[k] = positions[i]
+                    chain.walker_logps[k] = logps[i]
+                chain.current_point = chain.walker_points[0].copy()
+                chain.current_logp = float(chain.walker_logps[0])
+            chain.walker_loaded = 0
+        if chain.walker_points is None:
+            return False
+        loaded = chain.walker_loaded
+        chain.walker_points[loaded] = chain.current_point
+        chain.walker_logps[loaded] = chain.current_logp
+        if chain.iteration >= chain.walker_end:
+            best = int(np.argmax(chain.walker_logps))
+            chain.current_point = chain.walker_points[best].copy()
+            chain.current_logp = float(chain.walker_logps[best])
+            chain.walker_points = None
+            return True
+        turn = (loaded + 1) % count
+        chain.walker_loaded = turn
+        chain.current_point = chain.walker_points[turn].copy()
+        chain.current_logp = float(chain.walker_logps[turn])
+        return True
 
     def _result(self, q0, transition: Transition, evaluations: int, logp_nan: bool):
         """The new state and this iteration's sample stats."""
@@ -494,6 +538,7 @@ class KernelStep(StartScales, PooledTuning, ArrayStepShared):
         chain.nan_log_densities += logp_nan
         accepted, accept_prob, log_ratio = scouts.update(proposal.x, logp_proposal, self.rng)
         if scouts.done:
+            chain.scouted = (scouts.positions.copy(), scouts.log_densities.copy())
             chain.current_point, chain.current_logp = scouts.best()
             # the step's own random walk (every step with scouts has one) starts at their scale
             chain.random_walk.scale.restart_at(scouts.scale.scale)
