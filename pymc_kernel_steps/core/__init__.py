@@ -95,6 +95,7 @@ from .score_matching import (
 )
 from .scouting import Scouts
 from .start_scales import StartScales, conditional_scales
+from .walkers import TuningWalkers
 from .whitening import Whitening
 
 __all__ = [
@@ -138,6 +139,7 @@ __all__ = [
     "SearchBox",
     "StartScales",
     "SurrogateTrajectory",
+    "TuningWalkers",
     "Whitening",
     "WindowedTuner",
     "adaptation_probability",

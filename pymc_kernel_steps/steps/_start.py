@@ -1,5 +1,6 @@
 """A chain's start: the check that its log density is finite there, each coordinate's conditional
-scale (the frame of its first moves), and the climb from a start far from the posterior."""
+scale (the frame of its first moves), the climb from a start far from the posterior, and the
+walkers that take turns while the chain tunes."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from pymc.exceptions import SamplingError
 from ..core.climb import climb
 from ..core.moves import optimal_scale
 from ..core.start_scales import conditional_scales
+from ..core.walkers import TuningWalkers
 from ..core.whitening import Whitening
 
 __all__ = ["StartScales"]
@@ -132,6 +134,25 @@ class StartScales:
         if not np.array_equal(climbed.point, x):
             evaluations += self._scales_at(climbed.point, climbed.value, record=False).evaluations
         return evaluations
+
+    def _walker_turn(self) -> bool:
+        """While the chain's walkers move (``walkers=``; :class:`~pymc_kernel_steps.core.
+        TuningWalkers`), store the chain's state as the walker that moved and make the next one
+        the chain's current state; returns whether the current state changed."""
+        chain = self.chain
+        if not (self.tune and chain.walker_iterations):
+            return False
+        if chain.walkers is None:
+            end = chain.iteration + chain.walker_iterations
+            chain.walkers = TuningWalkers.start(
+                chain.current_point, chain.current_logp, self.walkers, end
+            )
+        elif chain.walkers.done:
+            return False
+        chain.current_point, chain.current_logp = chain.walkers.next_turn(
+            chain.current_point, chain.current_logp, chain.iteration
+        )
+        return True
 
     def _on_start_scales(self) -> None:
         """Once ``chain.start_scales`` is known: the random walk acts in the start's frame

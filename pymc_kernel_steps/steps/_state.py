@@ -13,6 +13,7 @@ from pymc.step_methods.state import dataclass_state
 from ..core.history import ChainHistory
 from ..core.moves import CoordinateWalk, Proposal, RandomWalk
 from ..core.scouting import Scouts
+from ..core.walkers import TuningWalkers
 
 __all__ = [
     "HMC_STATS",
@@ -133,6 +134,11 @@ class ChainState:
         The first iterations of tuning that belong to the scouts (0: no scouts).
     scouts : Scouts or None
         The scouts (``scouts=``), once they began.
+    walker_iterations : int
+        The iterations of tuning, after the scouts, in which the walkers take turns
+        (``walkers=``; 0: no walkers).
+    walkers : TuningWalkers or None
+        The walkers, once they began.
     random_walk : RandomWalk or None
         The step's own random walk (steps that offer scouts), which restarts at the scale of
         the scouts.
@@ -147,6 +153,8 @@ class ChainState:
     climb_evaluations: int = 0
     scout_iterations: int = 0
     scouts: Scouts | None = None
+    walker_iterations: int = 0
+    walkers: TuningWalkers | None = None
     random_walk: RandomWalk | None = None
     # internal bookkeeping, not part of the public interface
     current_point: np.ndarray | None = None

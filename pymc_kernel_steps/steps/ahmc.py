@@ -134,7 +134,7 @@ def _require_exact(rng_updates) -> None:
 
 
 @with_shared_parameters
-class AdaptiveHMC(KernelStep, withheld=("scouts", "climb")):
+class AdaptiveHMC(KernelStep, withheld=("scouts", "walkers", "climb")):
     r"""Hamiltonian Monte Carlo tuned by Bayesian optimisation (Wang, Mohamed & de Freitas 2013).
 
     Each iteration draws ``L_r ~ U{1, ..., L}``, a momentum ``p ~ N(0, M)`` and runs ``L_r``

@@ -59,6 +59,8 @@ SCOUT_LENGTH = 50
 SCOUT_SHARE = 0.1
 #: the scouts' random-walk scale stays within this factor of its start
 SCOUT_SCALE_RANGE = 1e4
+#: the walkers (``walkers=``) move for this share of the tuning iterations
+WALKER_SHARE = 0.5
 
 
 def _sampling_chain_index() -> int | None:
@@ -91,12 +93,14 @@ class KernelStep(StartScales, PooledTuning, ArrayStepShared):
 
     Parameters
     ----------
-    vars, adapt_after_tuning, scouts, model, initial_point, compile_kwargs, rng, blocked
+    vars, adapt_after_tuning, scouts, walkers, climb, model, initial_point, compile_kwargs
         The parameters every step shares (a subclass's constructor names its own and passes
-        these on as ``**shared``), documented once in ``steps/_docs.py``. Here ``scouts`` defaults
-        to 1 (none); the scouts take ``SCOUT_LENGTH`` iterations each and are also skipped
-        when the step does not sample every free variable. A step that offers them keeps its
-        own random walk in ``chain.random_walk``, which restarts at the scouts' scale.
+        these on as ``**shared``, with ``rng`` and ``blocked``), documented once in
+        ``steps/_docs.py``. Here ``scouts`` and ``walkers`` default to 1 (none); the scouts
+        take ``SCOUT_LENGTH`` iterations each and are also skipped when the step does not
+        sample every free variable, and the walkers ``WALKER_SHARE`` of tuning. A step that
+        offers scouts keeps its own random walk in ``chain.random_walk``, which restarts at the
+        scouts' scale.
 
     Attributes
     ----------
@@ -137,6 +141,7 @@ class KernelStep(StartScales, PooledTuning, ArrayStepShared):
         *,
         adapt_after_tuning: bool = False,
         scouts: int = 1,
+        walkers: int = 1,
         climb: bool = True,
         model=None,
         initial_point=None,
@@ -179,6 +184,8 @@ class KernelStep(StartScales, PooledTuning, ArrayStepShared):
         self.adapt_after_tuning = bool(adapt_after_tuning)
         require_int("scouts", scouts, minimum=1)
         self.scouts = int(scouts)
+        require_int("walkers", walkers, minimum=1)
+        self.walkers = int(walkers)
         require_bool("climb", climb)
         self.climb = bool(climb)
 
@@ -246,7 +253,6 @@ class KernelStep(StartScales, PooledTuning, ArrayStepShared):
             reseed_rngs(self._logp_rngs, self.rng.integers(2**63))
         self.chain = self._new_chain()
         self.chain.total_iterations = int(tune) + int(draws)
-        self._tune_iterations = int(tune)
         scouting = self.scouts * SCOUT_LENGTH
         # not for a noisy log density: the best of the walks' estimates is a lucky one, on which
         # a pseudo-marginal chain would stick
@@ -257,6 +263,8 @@ class KernelStep(StartScales, PooledTuning, ArrayStepShared):
             and not self.noisy_logp
         ):
             self.chain.scout_iterations = scouting
+        if self.walkers > 1 and not self.shared and not self.noisy_logp:
+            self.chain.walker_iterations = int(WALKER_SHARE * tune)
 
     def stop_tuning(self) -> None:
         """Freeze adaptation (unless ``adapt_after_tuning``)."""
@@ -450,47 +458,6 @@ class KernelStep(StartScales, PooledTuning, ArrayStepShared):
 
         return self._result(q0, transition, evaluations, logp_nan)
 
-    def _walker_turn(self) -> bool:  # PROTOTYPE
-        import os
-
-        chain = self.chain
-        count = int(os.environ.get("PKS_WALKERS", "1"))
-        if count <= 1 or not self.tune or self.noisy_logp or self.shared:
-            return False
-        if getattr(chain, "walker_end", None) is None:
-            share = float(os.environ.get("PKS_WALKER_SHARE", "0.5"))
-            chain.walker_end = chain.iteration + int(share * self._tune_iterations)
-            chain.walker_points = np.repeat(chain.current_point[None], count, axis=0)
-            chain.walker_logps = np.full(count, chain.current_logp)
-            scouted = getattr(chain, "scouted", None)
-            if scouted is not None and os.environ.get("PKS_WALKERS_FROM_SCOUTS"):
-                positions, logps = scouted
-                band = float(os.environ.get("PKS_WALKER_BAND", str(self.dim)))
-                keep = [i for i in range(len(logps)) if logps[i] >= chain.current_logp - band]
-                for k in range(count):
-                    i = keep[k % len(keep)]
-                    chain.walker_points[k] = positions[i]
-                    chain.walker_logps[k] = logps[i]
-                chain.current_point = chain.walker_points[0].copy()
-                chain.current_logp = float(chain.walker_logps[0])
-            chain.walker_loaded = 0
-        if chain.walker_points is None:
-            return False
-        loaded = chain.walker_loaded
-        chain.walker_points[loaded] = chain.current_point
-        chain.walker_logps[loaded] = chain.current_logp
-        if chain.iteration >= chain.walker_end:
-            best = int(np.argmax(chain.walker_logps))
-            chain.current_point = chain.walker_points[best].copy()
-            chain.current_logp = float(chain.walker_logps[best])
-            chain.walker_points = None
-            return True
-        turn = (loaded + 1) % count
-        chain.walker_loaded = turn
-        chain.current_point = chain.walker_points[turn].copy()
-        chain.current_logp = float(chain.walker_logps[turn])
-        return True
-
     def _result(self, q0, transition: Transition, evaluations: int, logp_nan: bool):
         """The new state and this iteration's sample stats."""
         chain = self.chain
@@ -538,7 +505,6 @@ class KernelStep(StartScales, PooledTuning, ArrayStepShared):
         chain.nan_log_densities += logp_nan
         accepted, accept_prob, log_ratio = scouts.update(proposal.x, logp_proposal, self.rng)
         if scouts.done:
-            chain.scouted = (scouts.positions.copy(), scouts.log_densities.copy())
             chain.current_point, chain.current_logp = scouts.best()
             # the step's own random walk (every step with scouts has one) starts at their scale
             chain.random_walk.scale.restart_at(scouts.scale.scale)

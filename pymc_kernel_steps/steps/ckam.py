@@ -123,7 +123,7 @@ def default_cycle_length(total_iterations: int, minimum: int) -> int:
 
 
 @with_shared_parameters
-class CKAM(KAMStep, withheld=("adapt_after_tuning", "scouts", "climb")):
+class CKAM(KAMStep, withheld=("adapt_after_tuning", "scouts", "walkers", "climb")):
     r"""Cyclical Kernel Adaptive Metropolis (Li, Zeng & Guo 2022).
 
     Splits the run into cycles of ``cycle_length`` iterations that continue through tuning and

@@ -133,7 +133,22 @@ class KAMH(KAMStep):
     whiten : bool
         Let the kernel act on states whitened by the history's mean and covariance (default
         True; False is the paper's isotropic kernel in the model's coordinates).
-    <shared: adapt_after_tuning, scouts, climb, model, initial_point, compile_kwargs, rng, blocked>
+    <shared: adapt_after_tuning, scouts>
+    walkers : int, default 4
+        Copies of the chain that take turns to move with the step's own moves for the first
+        half of tuning, all from the point where tuning begins (after the scouts and the
+        climb). Every state any of them visits joins the history the proposal learns from, so
+        the history holds four independent explorations instead of one at the same count of
+        evaluations; the chain then goes on alone from the walker at the highest log density.
+        The tuning draws jump between walkers (PyMC discards them); the draws come from one
+        chain and the frozen kernel, as without walkers. 1 turns them off; skipped for a noisy
+        (pseudo-marginal) log density and in compound sampling. Over the posteriordb suite they
+        left ``KAMH`` level (0.98–1.25× in geometric mean); with one chain they took it out of
+        the Lotka–Volterra ODE's minor mode (8× the ESS per evaluation), and on a curved 6-d
+        target the pooled z-score of its second moments' error over 50 runs fell from 5.4 to
+        3.2.
+    <shared: climb>
+    <shared: model, initial_point, compile_kwargs, rng, blocked>
 
     Notes
     -----
@@ -190,6 +205,7 @@ class KAMH(KAMStep):
         nu2: float | None = None,
         moves: str = "learned",
         scouts: int = 4,
+        walkers: int = 4,
         **shared,
     ):
         if nu2 is not None:
@@ -197,7 +213,7 @@ class KAMH(KAMStep):
         self._moves = require_moves(moves)
         self.fixed_nu2 = nu2
         self._tune_length = 0
-        super().__init__(vars, scouts=scouts, **shared)
+        super().__init__(vars, scouts=scouts, walkers=walkers, **shared)
 
     @property
     def min_history(self) -> int:
@@ -455,6 +471,9 @@ class AdaptiveMetropolis(KAMH, withheld=("kernel", "moves")):
     whiten : bool, default True
         Work on states whitened by the history's mean and covariance.
     <shared: adapt_after_tuning, scouts>
+    walkers : int, default 1
+        Copies of the chain that take turns while it tunes, as :class:`KAMH` has by default
+        (4); off here so that the baseline is the textbook adaptive Metropolis.
     climb : bool, default False
         Climb from a start far outside the posterior's bulk before tuning, as :class:`KAMH`
         does by default; off here so that the baseline is the textbook adaptive Metropolis.
@@ -471,5 +490,7 @@ class AdaptiveMetropolis(KAMH, withheld=("kernel", "moves")):
 
     name = "adaptive_metropolis"
 
-    def __init__(self, vars=None, *, climb: bool = False, **shared):
-        super().__init__(vars, kernel=LinearKernel(), moves="fixed", climb=climb, **shared)
+    def __init__(self, vars=None, *, walkers: int = 1, climb: bool = False, **shared):
+        super().__init__(
+            vars, kernel=LinearKernel(), moves="fixed", walkers=walkers, climb=climb, **shared
+        )

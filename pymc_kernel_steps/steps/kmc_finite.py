@@ -40,7 +40,7 @@ class KMCFinite(_KMC, withheld=("refit_interval",)):
     <shared: lengthscale>
     <shared: min_history, adapt_mass, whiten, confine, random_walk_probability, moves>
     <shared: history>
-    <shared: adapt_after_tuning, scouts, climb>
+    <shared: adapt_after_tuning, scouts, walkers, climb>
     <shared: model, initial_point, compile_kwargs, rng, blocked>
 
     See Also

@@ -133,7 +133,7 @@ class KMCLite(_KMC):
         ``pm.sample`` (its ``sample_stats`` hold the log density ``lp`` of every draw) and a step
         that samples every free variable of the model; those log densities are its first
         training data.
-    <shared: adapt_after_tuning, scouts, climb>
+    <shared: adapt_after_tuning, scouts, walkers, climb>
     <shared: model, initial_point, compile_kwargs, rng, blocked>
 
     See Also

@@ -47,6 +47,7 @@ CONFIGS = {
     "CKAM": ("CKAM", {}, 300, 200),
     "KMCLite": ("KMCLite", {}, 300, 200),
     "KMCLite-fixed": ("KMCLite", {"moves": "fixed"}, 300, 200),
+    "KMCLite-walkers": ("KMCLite", {"walkers": 4}, 300, 200),
     "KMCLite-score_matching": (
         "KMCLite",
         {"moves": "fixed", "surrogate": "score_matching"},
