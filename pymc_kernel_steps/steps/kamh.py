@@ -133,21 +133,7 @@ class KAMH(KAMStep):
     whiten : bool
         Let the kernel act on states whitened by the history's mean and covariance (default
         True; False is the paper's isotropic kernel in the model's coordinates).
-    <shared: adapt_after_tuning, scouts>
-    walkers : int, default 4
-        Copies of the chain that take turns to move with the step's own moves for the first
-        half of tuning, all from the point where tuning begins (after the scouts and the
-        climb). Every state any of them visits joins the history the proposal learns from, so
-        the history holds four independent explorations instead of one at the same count of
-        evaluations; the chain then goes on alone from the walker at the highest log density.
-        The tuning draws jump between walkers (PyMC discards them); the draws come from one
-        chain and the frozen kernel, as without walkers. 1 turns them off; skipped for a noisy
-        (pseudo-marginal) log density and in compound sampling. Over the posteriordb suite they
-        left ``KAMH`` level (0.98–1.25× in geometric mean); with one chain they took it out of
-        the Lotka–Volterra ODE's minor mode (8× the ESS per evaluation), and on a curved 6-d
-        target the pooled z-score of its second moments' error over 50 runs fell from 5.4 to
-        3.2.
-    <shared: climb>
+    <shared: adapt_after_tuning, scouts, walkers, climb>
     <shared: model, initial_point, compile_kwargs, rng, blocked>
 
     Notes
