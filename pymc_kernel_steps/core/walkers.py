@@ -1,5 +1,5 @@
-"""Walkers: copies of one chain that take turns to move while it tunes, so that its history holds
-several independent explorations rather than one.
+"""Walkers: copies of one chain that take turns to move while it tunes, so that it explores from
+several places rather than one before it goes on alone.
 
 A chain's proposal is learned from its history, and one chain that tunes for ``n`` iterations
 explores its posterior as far as its autocorrelation lets it. On a curved target (``curved6``,
@@ -7,9 +7,10 @@ issue 24) the history frozen at the end of tuning held about half of the curve's
 its axis, and the draws' kernel, learned from that history, reached its ends too rarely: the
 second moments came out low in most runs with a within-run MCSE that did not show it. ``count``
 walkers from the same start, advanced in turn by the step's own moves for the first part of
-tuning, leave ``count`` independent explorations in the history at the same cost in
-evaluations. They belong to the tuning phase, so the draws' kernel is untouched: the chain goes
-on from one of them, and the draws come from the frozen kernel as without walkers.
+tuning, make ``count`` independent explorations at the same cost in evaluations, and the chain
+goes on from the one that reached the highest log density. They belong to the tuning phase, so
+the draws' kernel is untouched: it is fitted, as without walkers, to the most recent half of the
+history, which the chain makes on its own after the walkers stop.
 """
 
 from __future__ import annotations

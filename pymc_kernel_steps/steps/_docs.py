@@ -29,10 +29,11 @@ SHARED_PARAMETERS = {
     and after a warm start (``history``, where a step has it).""",
     "walkers": """walkers : int, default 4 for ``KAMH``, 1 for the KMC steps
     Copies of the chain that take turns to move with the step's own moves for the first half
-    of tuning, all from the point where tuning begins (after the scouts and the climb). Every
-    state any of them visits joins the history the proposal learns from, so the history holds
-    several independent explorations instead of one at the same count of evaluations; the
-    chain then goes on alone from the walker at the highest log density. The tuning draws
+    of tuning, all from the point where tuning begins (after the scouts and the climb); the
+    proposal learns from all their states while they move. The chain then goes on alone from
+    the walker at the highest log density, and the draws' kernel is fitted, as without
+    walkers, to the most recent half of the history (the chain's own tuning after the
+    walkers stopped). The tuning draws
     jump between walkers (PyMC discards them); the draws come from one chain and the frozen
     kernel, as without walkers. 1 turns them off; skipped for a noisy (pseudo-marginal) log
     density and in compound sampling. With one chain they took ``KAMH`` out of the

@@ -63,6 +63,37 @@ def test_four_walkers_take_turns_for_half_of_tuning(step_class):
     assert len(chain.history) == tune + 20
 
 
+def test_the_draws_kernel_is_fitted_to_the_chain_s_own_half_of_tuning():
+    # the frozen sub-sample comes from the most recent half of the history at the last fit,
+    # which begins about where the walkers stopped: at most their last few states are in it
+    # (the docs say so; putting the walkers' explorations in made KAMH worse)
+    model = _gaussian()
+    with model:
+        step = KAMH(scouts=1, walkers=4)
+    tune = 400
+    step.setup_chain(np.random.default_rng(5), tune=tune, draws=10)
+    fits = []
+    own = step._tuning_states_subsample
+
+    def recording(size):
+        subsample = own(size)
+        fits.append((subsample, len(step.chain.history)))
+        return subsample
+
+    step._tuning_states_subsample = recording
+    _run(step, model.initial_point(), tune)
+    subsample, length = fits[-1]
+    assert length > 0.9 * tune  # the last fit is near the end of tuning
+    window = step.chain.history.points[length // 2 : length]
+    position = {}
+    for i, p in enumerate(window):
+        position.setdefault(tuple(p), length // 2 + i)
+    assert all(tuple(p) in position for p in subsample)
+    walkers_phase = step.chain.walker_iterations
+    from_walkers = sum(position[tuple(p)] < walkers_phase for p in subsample)
+    assert from_walkers <= 0.1 * len(subsample)
+
+
 def test_kamh_has_four_by_default_and_the_kmc_steps_none():
     with _gaussian():
         assert KAMH().walkers == 4
