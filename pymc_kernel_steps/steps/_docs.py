@@ -26,14 +26,19 @@ SHARED_PARAMETERS = {
     the basin of a minor mode rarely decides where the chain spends its tuning. 1 turns
     them off; they are skipped when they would take more than a tenth of tuning (with the
     default, fewer than 2000 tuning iterations), for a noisy (pseudo-marginal) log density,
-    and after a warm start (``history``, where a step has it).""",
+    when the step samples only some of the model's variables, and after a warm start
+    (``history``, where a step has it).""",
     "walkers": """walkers : int, default 4 for ``KAMH``, 1 for the KMC steps
-    Copies of the chain that take turns to move with the step's own moves for the first half
-    of tuning, all from the point where tuning begins (after the scouts and the climb); the
-    proposal learns from all their states while they move. The chain then goes on alone from
-    the walker at the highest log density, and the draws' kernel is fitted, as without
-    walkers, to the most recent half of the history (the chain's own tuning after the
-    walkers stopped). The tuning draws
+    Copies of the chain that take turns to move with the step's own moves for half of the
+    tuning iterations, right after the scouts, all from the point where tuning begins (after
+    the scouts and the climb); the proposal learns from all their states while they move. The
+    chain then goes on alone from the walker at the highest log density. What the frozen
+    kernel is fitted to: ``KAMH``'s sub-sample and whitening to the most recent half of the
+    history at its last refresh, which begins about where the walkers stop (it holds at most
+    their last few states); the KMC steps' whitening, envelope and mass matrix to the recent
+    half at their last selection of hyper-parameters (made when the history doubles, so it
+    may hold the walkers' states), and ``KMCLite``'s regression surrogate to every
+    evaluation of tuning, the walkers' included. The tuning draws
     jump between walkers (PyMC discards them); the draws come from one chain and the frozen
     kernel, as without walkers. 1 turns them off; skipped for a noisy (pseudo-marginal) log
     density and in compound sampling. With one chain they took ``KAMH`` out of the
@@ -89,8 +94,11 @@ SHARED_PARAMETERS = {
     ``step_size_adaptation="dual_averaging"``: the default ``"esjd"`` has no target
     acceptance, and passing one raises a ValueError.""",
     "min_history": """min_history : int, optional
-    Random-walk iterations before the first fit (default ``max(300, 20 d)``, but at most a
-    third of the tuning iterations, and at least 50).""",
+    Iterations before the surrogate's first fit (default ``max(300, 20 d)``, but at most a
+    third of the tuning iterations, and at least 50). Until then the trajectory is not ready
+    and passes its turn on: with ``moves="learned"`` the chain makes coordinate moves and the
+    mixture's other moves (differential evolution, snooker, the envelope and the random walk,
+    each once it is ready), with ``moves="fixed"`` coordinate moves and a random walk.""",
     "adapt_mass": """adapt_mass : bool, default True
     Estimate the diagonal mass matrix from the history's variances.""",
     "whiten": """whiten : bool, default True
@@ -153,7 +161,7 @@ SHARED_PARAMETERS = {
     computed from the constrained draws with the model's transform), or an ``(n, d)`` array
     of states in the step's coordinates. Every chain begins its history
     with them and fits the surrogate, whitening, mass matrix and step size to them before
-    its first iteration, with no random-walk phase; tuning then goes on from there (and may
+    its first iteration, with no wait for a first fit; tuning then goes on from there (and may
     be short). With ``tune=0`` the kernel is fixed from the first draw (it depends on these
     states, never on the chain's own draws), so the draws stay exact. At least 10 distinct
     states; they are copied, not modified.""",
@@ -174,7 +182,7 @@ accepted and its initial one if not, as PyMC's HMC; after a random-walk move, wi
 momentum: ``az.plot_energy`` and the BFMI read it), ``n_history``,
 ``refit``, ``surrogate`` (False for random-walk moves), ``lengthscale`` and ``move`` (the
 kind of move that proposed, an index in ``("coordinate", "random_walk", "surrogate_hmc",
-"kam", "differential_evolution", "snooker")``). The ``tune`` and
+"kam", "differential_evolution", "snooker", "envelope")``). The ``tune`` and
 ``warning`` stats are consumed by PyMC and do not appear in the DataTree.""",
 }
 

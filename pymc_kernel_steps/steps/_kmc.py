@@ -75,9 +75,9 @@ class KMCChain(ChainState):
         ``far_field_step_size_limit`` are its own, under the chain's names.
     learned : Mixture or None
         After the first fit: the random walk (``random_walk_probability``) or a trajectory;
-        with ``moves="learned"``, the trajectory, differential evolution, snooker and the random
-        walk, with the weights learned while tuning (``learned.weights``; ``learned.stats()``
-        gives every move's weight, acceptance and expected squared jump).
+        ``moves="learned"``: trajectory, differential evolution, snooker, envelope and random
+        walk, weights learned while tuning (``learned.weights``; ``learned.stats()`` gives
+        every move's weight, acceptance and expected squared jump).
     learned_moves : LearnedMoves or None
         ``moves="learned"``: the mixture and its weight learner (``learned_moves.weights`` by
         kind, ``.stats()`` with the rates; also sample stats, in every chain); frozen after tuning.
@@ -285,14 +285,14 @@ class _KMC(KernelStep):
     def setup_chain(self, rng, tune: int, draws: int) -> None:
         self._tune_length = int(tune)
         super().setup_chain(rng, tune, draws)
+        # seeded from a copy of the chain's generator: the chain's own stream is not advanced
+        self.chain.energy_rng = np.random.default_rng(copy.deepcopy(self.rng).integers(2**63))
+        if self.warm_history is not None:  # before a freeze: the moves' population, envelope
+            self._warm_start()
         if not self.tune:
             self.chain.hmc.freeze()
             if self.chain.learned_moves is not None:
                 self.chain.learned_moves.freeze()
-        # seeded from a copy of the chain's generator: the chain's own stream is not advanced
-        self.chain.energy_rng = np.random.default_rng(copy.deepcopy(self.rng).integers(2**63))
-        if self.warm_history is not None:
-            self._warm_start()
 
     def _warm_start(self) -> None:
         """Begin the chain's history with the states of ``history=`` and fit the surrogate,

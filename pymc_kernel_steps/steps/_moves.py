@@ -84,8 +84,8 @@ def require_moves(moves) -> str:
         raise ValueError(
             f"`moves` must be one of {MOVES}: 'fixed' (the step's own move, as the papers, "
             "mixed with a random walk where the step has one) or 'learned' (its own move, a "
-            "random walk, differential evolution and snooker, with weights learned while "
-            f"tuning); got moves={moves!r}."
+            "random walk, differential evolution, snooker and an independence envelope, with "
+            f"weights learned while tuning); got moves={moves!r}."
         )
     return moves
 

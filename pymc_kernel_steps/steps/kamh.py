@@ -58,10 +58,11 @@ class KAMHChain(ChainState):
     candidate_jumps, candidate_counts : ndarray or None
         Per candidate: the moving average of ``α ‖u* − u‖²`` and the moves it made.
     learned_moves : LearnedMoves or None
-        ``moves="learned"``: the mixture of the KAM move, differential evolution, snooker and
-        the random walk, and its weight learner (``learned_moves.weights`` by kind of move,
-        ``learned_moves.stats()`` with every move's acceptance and measured rate); frozen
-        after tuning. The weights and acceptances are also sample stats, in every chain.
+        ``moves="learned"``: the mixture of the KAM move, differential evolution, snooker, the
+        envelope and the random walk, and its weight learner (``learned_moves.weights`` by
+        kind of move, ``learned_moves.stats()`` with every move's acceptance and measured
+        rate); frozen after tuning. The weights and acceptances are also sample stats, in
+        every chain.
     """
 
     kam: KAMMove | None = None
@@ -124,8 +125,11 @@ class KAMH(KAMStep):
         Target acceptance rate of the ``ν²`` adaptation (default 0.234).
     min_history : int, optional
         While the history is shorter, or holds fewer than ``max(20, 2 d)`` accepted moves, the
-        step is an adaptive random walk ``N(x, s² I)`` with ``s`` tuned towards
-        ``target_accept`` (default ``max(50, 10 d)``).
+        KAM move is not ready and passes its turn on (default ``max(50, 10 d)``): with
+        ``moves="learned"`` the chain makes coordinate moves and the mixture's other moves
+        (differential evolution, snooker, the envelope and the random walk, each once it is
+        ready), with ``moves="fixed"`` coordinate moves and an adaptive random walk
+        ``N(x, s² I)`` with ``s`` tuned towards ``target_accept``.
     refresh_interval : int
         During tuning the sub-sample (drawn from the most recent half of the history, so the
         initial transient is forgotten), the whitening and the default kernel's lengthscale are
@@ -146,10 +150,11 @@ class KAMH(KAMStep):
     ``lengthscale`` (NaN for a kernel without one; in whitened units with ``whiten``),
     ``n_history``, ``random_walk`` (True before the KAM move's first fit) and ``move`` (the kind
     of move that proposed, an index in ``("coordinate", "random_walk", "surrogate_hmc", "kam",
-    "differential_evolution", "snooker")``). The ``tune`` and
+    "differential_evolution", "snooker", "envelope")``). The ``tune`` and
     ``warning`` stats are consumed by PyMC and do not appear in the DataTree. Adapted scales stay
-    within a factor ``10⁴`` of where they started, and a chain that stays stuck gets one warning
-    at the end of sampling.
+    within a factor ``10⁴`` of their natural value (for ``ν²`` with ``whiten``, ``2.38²`` over
+    the trace of the learned part, re-centred at every refresh), and a chain that stays stuck
+    gets one warning at the end of sampling.
 
     Examples
     --------
@@ -449,8 +454,8 @@ class AdaptiveMetropolis(KAMH, withheld=("kernel", "moves")):
         Target acceptance rate of the scale adaptation (random-walk phase and ``ν²``), in (0, 1).
     min_history : int, optional
         While the history is shorter, or holds fewer than ``max(20, 2 d)`` accepted moves, the
-        step is an adaptive random walk ``N(x, s² I)`` with ``s`` tuned towards
-        ``target_accept`` (default ``max(50, 10 d)``).
+        step makes coordinate moves and an adaptive random walk ``N(x, s² I)`` with ``s``
+        tuned towards ``target_accept`` (default ``max(50, 10 d)``).
     refresh_interval : int, default 20
         During tuning the sub-sample and the whitening are refreshed every ``refresh_interval``
         iterations.

@@ -20,9 +20,10 @@ class KMCFinite(_KMC, withheld=("refit_interval",)):
     r"""Kernel HMC with random Fourier features (Strathmann et al., NIPS 2015).
 
     The surrogate ``f(x) = θᵀφ(x)`` lives in a finite feature space of ``n_features`` random
-    Fourier features of a Gaussian kernel and is fitted by score matching on the *whole* history:
-    every new chain state during tuning enters through an exact rank-d update of the
-    solution, O(d m²) per iteration. Hyper-parameters are chosen by cross-validation after an
+    Fourier features of a Gaussian kernel and is fitted by score matching: at each selection of
+    hyper-parameters to the most recent half of the history, and then every new chain state
+    during tuning enters through an exact rank-d update of the solution, O(d m²) per
+    iteration. Hyper-parameters are chosen by cross-validation after an
     initial random-walk phase and re-chosen each time the history doubles; a batch refit then
     starts a new online run. Trajectories are accepted with the true log density, so each
     iteration evaluates the model once and needs no gradient. As in :class:`KMCLite`, the

@@ -64,11 +64,12 @@ class KMCLite(_KMC):
     history, an independence proposal from a heavy-tailed envelope of the history, and a
     random walk, with weights learned while tuning from each move's jumps per evaluation and
     frozen at its end. With ``moves="fixed"`` (the paper's form) each iteration is, with
-    probability ``random_walk_probability``, a Gaussian random-walk move (per-coordinate scale
-    from the history, Robbins–Monro tuned towards 0.234 acceptance) and otherwise a surrogate
-    trajectory. Every move is a Metropolis–Hastings move that leaves the target invariant, so
-    the mixture does too; the other moves keep a chain from sticking where the surrogate is
-    steeper than the target (typically in tails the history has not seen).
+    probability ``random_walk_probability``, a Gaussian random-walk move (in the history's
+    mean and covariance, its scale Robbins–Monro tuned towards 0.234 acceptance) and
+    otherwise a surrogate trajectory. Every move is a Metropolis–Hastings move that leaves the
+    target invariant, so the mixture does too; the other moves keep a chain from sticking
+    where the surrogate is steeper than the target (typically in tails the history has not
+    seen).
 
     Parameters
     ----------
@@ -110,7 +111,8 @@ class KMCLite(_KMC):
         held-out evaluations better
         (:func:`~pymc_kernel_steps.core.select_trend`), decided at each hyper-parameter
         selection; both need at least twice as many informative evaluations as the quartic's
-        ``1 + d + d(d+1) + d²`` coefficients (2000 are used at most, so ``d ≤ 20``), and
+        ``1 + d + d(d+1) + d²`` coefficients (2000 are used at most, so ``d ≤ 20``; ``"auto"``
+        holds a fifth of them out to compare, so ``d ≤ 19``), and
         otherwise the quadratic trend is used. How the trends compare: see the benchmarks page in
         the documentation. Trajectories on a quartic can grow fast where it
         is steep; one that
@@ -138,7 +140,7 @@ class KMCLite(_KMC):
 
     See Also
     --------
-    KMCFinite : the same with random Fourier features, fitted on the whole history.
+    KMCFinite : the same with random Fourier features, updated with every tuning state.
 
     Notes
     -----

@@ -542,6 +542,20 @@ def test_warm_start_fits_before_the_first_draw_and_the_fixed_kernel_samples_the_
     assert_moments(np.asarray(idata.posterior.x.values), CORRELATED_MEAN, np.diag(CORRELATED_COV))
 
 
+def test_warm_start_with_tune_0_gives_every_move_of_the_fixed_mixture_the_states(kmc_class):
+    # the history is given before the mixture freezes: differential evolution and snooker draw
+    # from the given states and the envelope is fitted to them (not left unready for good)
+    states = _wrong_warm_states()
+    with correlated_gaussian_model():
+        step = kmc_class(history=states)
+    step.setup_chain(np.random.default_rng(1), tune=0, draws=10)
+    learned = step.chain.learned_moves
+    assert learned.frozen
+    assert all(move.ready for move in learned.moves), [m.kind for m in learned.moves]
+    de = learned.moves[1]
+    assert de.population_size - de.population_start >= len(states) // 2
+
+
 def test_warm_start_from_an_earlier_run_with_transformed_variables(kmc_class):
     def model():
         with pm.Model() as m:
