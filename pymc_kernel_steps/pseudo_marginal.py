@@ -11,7 +11,9 @@ is an input of the model's log density and the ``Op``'s next generator its updat
   ``setup_chain``, so ``random_seed`` makes runs reproducible, sequentially or in parallel;
 - the steps evaluate the estimator once per iteration, at the proposal, and keep the current
   point's estimate: pseudo-marginal Metropolis–Hastings (Andrieu & Roberts 2009), whose draws
-  come from the exact posterior whatever the estimator's variance.
+  come from the exact posterior whatever the estimator's variance. In a compound step this
+  needs every variable the estimate depends on in our step's block (after another step changed
+  one, the current point is evaluated again).
 
 The estimator's variance costs efficiency, not exactness: see the usage page of the
 documentation, "Pseudo-marginal likelihoods", for the measured acceptance rate against the

@@ -1,4 +1,5 @@
-"""Chains on a Dask cluster: :func:`sample`, called like :func:`pymc.sample`, plus ``client=``.
+"""Chains on a Dask cluster: :func:`sample`, called like :func:`pymc.sample`, plus ``client=``
+(and ``pooled_tuning=``, ``tuning_rounds=`` for chains that share their tuning).
 
 Needs Dask's ``distributed`` (the optional extra: ``pip install "pymc-kernel-steps[distributed]"``);
 the rest of the package never imports it.

@@ -6,7 +6,9 @@ the traces into a DataTree, run the convergence checks); each chain runs on a wo
 PyMC's own sampling loop. A chain's draws are a function of the model, the step, ``random_seed``
 and the chain's index only, so they do not depend on how many workers there are, on the order
 in which chains finish, or on how often a task is re-run after its worker died: they are the
-draws of ``pm.sample(..., chains=C, random_seed=s)``'s chain ``c``.
+draws of ``pm.sample(..., chains=C, random_seed=s)``'s chain ``c``. With ``pooled_tuning=True``
+the chains share their tuning states, so each chain's draws depend on the others' too and
+differ from :func:`pymc.sample`'s.
 """
 
 from __future__ import annotations

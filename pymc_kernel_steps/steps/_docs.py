@@ -21,9 +21,10 @@ SHARED_PARAMETERS = {
     the surrogate, step size and mass matrix) is frozen after tuning and the draws come from
     a fixed, exact Metropolis–Hastings kernel.""",
     "scouts": """scouts : int, default 4
-    Random walks of 50 iterations each, run in turn from the initial point at the start of
-    tuning; the chain goes on from the one at the highest log density, so that a start in
-    the basin of a minor mode rarely decides where the chain spends its tuning. 1 turns
+    Random walks of 50 iterations each, run in turn at the start of tuning from where the
+    climb ended (the initial point when there is no climb); the chain goes on from the one
+    at the highest log density, so that a start in the basin of a minor mode rarely decides
+    where the chain spends its tuning. 1 turns
     them off; they are skipped when they would take more than a tenth of tuning (with the
     default, fewer than 2000 tuning iterations), for a noisy (pseudo-marginal) log density,
     when the step samples only some of the model's variables, and after a warm start
