@@ -17,9 +17,13 @@ SHARED_PARAMETERS = {
     ``pm.sample`` assigns discrete ones to PyMC's step methods).""",
     "adapt_after_tuning": """adapt_after_tuning : bool, default False
     Keep adapting through the draws with vanishing probability ``a_t = (1 + t/100)^(-1/2)``
-    (the papers' diminishing adaptation). By default everything (the learned proposal, or
-    the surrogate, step size and mass matrix) is frozen after tuning and the draws come from
-    a fixed, exact Metropolis–Hastings kernel.""",
+    (the papers' diminishing adaptation): ``KAMH``'s sub-sample, whitening and ``ν²``, the
+    KMC steps' surrogate, whitening and mass matrix, and the scales of the random walk and
+    differential evolution. The learned mixture's weights, population and envelope, the KMC
+    steps' step size and trajectory length and ``KAMH``'s lengthscale are frozen at the end
+    of tuning either way (with ``tune=0``, at the start: only the moves ready then take
+    part). By default everything is frozen after tuning and the draws come from a fixed,
+    exact Metropolis–Hastings kernel.""",
     "scouts": """scouts : int, default 4
     Random walks of 50 iterations each, run in turn at the start of tuning from where the
     climb ended (the initial point when there is no climb); the chain goes on from the one

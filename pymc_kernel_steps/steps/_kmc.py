@@ -265,11 +265,11 @@ class _KMC(KernelStep):
 
     def _warm_states(self, history, model) -> np.ndarray:
         states = self._states_from(history, model=model)
-        distinct = len(first_visits(states))
+        distinct = len(first_visits(states[len(states) // 2 :]))  # the half a fit learns from
         if distinct < _MIN_DISTINCT_STATES:
             raise ValueError(
-                f"`history` holds {distinct} distinct states; the surrogate needs at least "
-                f"{_MIN_DISTINCT_STATES}."
+                f"`history`'s most recent half holds {distinct} distinct states; the surrogate "
+                f"is fitted to it and needs at least {_MIN_DISTINCT_STATES}."
             )
         return states
 

@@ -56,7 +56,8 @@ class KAMHChain(ChainState):
     candidate_nu2_scales : list of RobbinsMonroScale or None
         One Robbins–Monro ``ν²`` per candidate kernel.
     candidate_jumps, candidate_counts : ndarray or None
-        Per candidate: the moving average of ``α ‖u* − u‖²`` and the moves it made.
+        Per candidate: the moving average of ``(1 − accepted) α ‖u* − u‖²`` and the moves it
+        made.
     learned_moves : LearnedMoves or None
         ``moves="learned"``: the mixture of the KAM move, differential evolution, snooker, the
         envelope and the random walk, and its weight learner (``learned_moves.weights`` by
@@ -110,8 +111,9 @@ class KAMH(KAMStep):
         Default: a :class:`~pymc_kernel_steps.core.GaussianKernel` whose lengthscale is chosen
         during tuning among 1, 2, 4, 8 and 32 times the median heuristic (refreshed with the
         sub-sample): each tuning iteration uses one candidate at random, each candidate has its
-        own ``ν²`` tuned towards ``target_accept``, and the candidate with the largest expected
-        squared jump distance is kept after tuning. Short
+        own ``ν²`` tuned towards ``target_accept``, and the candidate with the largest mean
+        ``α (1 − α) ‖u* − u‖²`` (the squared jump weighted by the chance of a rejection; whitened
+        units) is kept after tuning. Short
         lengthscales follow curved posteriors; long ones approach adaptive Metropolis, which is
         better on near-Gaussian ones. A kernel you pass is used as given.
     subsample_size : int
@@ -280,22 +282,15 @@ class KAMH(KAMStep):
         }
 
     def _on_decision(self, x, transition) -> None:
-        """``moves="learned"``: count the proposal's whitened jump towards the weights."""
+        """From the state ``x`` the proposal was made from: ``moves="learned"``: count its
+        whitened jump towards the weights; while the lengthscale candidates are tried, count
+        ``(1 − accepted) α ‖u* − u‖²`` towards the candidate's score (see
+        :meth:`_freeze_best_candidate`)."""
         chain = self.chain
         if chain.learned_moves is not None and self.tune:
             metric = chain.whitening if self.whiten else chain.random_walk.metric
             chain.learned_moves.record(transition.proposal, x, transition.accept_prob, metric)
-
-    # ------------------------------------------------------------------ adaptation
-    def _adapt(self, x, transition):
-        chain = self.chain
         proposal, accept_prob = transition.proposal, transition.accept_prob
-        if not chain.kam.ready:
-            if len(
-                chain.history
-            ) >= self.min_history and chain.accepted_moves >= min_accepted_moves(self.dim):
-                self._refresh_subsample(x, first=True)
-            return
         if (
             chain.candidates is not None
             and self.tune
@@ -304,9 +299,21 @@ class KAMH(KAMStep):
         ):
             jump = self._white_difference(proposal.x, x)
             k = chain.candidate
-            reward = accept_prob * float(jump @ jump) if math.isfinite(accept_prob) else 0.0
+            reward = 0.0
+            if math.isfinite(accept_prob) and not transition.accepted:
+                reward = accept_prob * float(jump @ jump)
             chain.candidate_jumps[k] += _JUMP_AVERAGE_WEIGHT * (reward - chain.candidate_jumps[k])
             chain.candidate_counts[k] += 1
+
+    # ------------------------------------------------------------------ adaptation
+    def _adapt(self, x, transition):
+        chain = self.chain
+        if not chain.kam.ready:
+            if len(
+                chain.history
+            ) >= self.min_history and chain.accepted_moves >= min_accepted_moves(self.dim):
+                self._refresh_subsample(x, first=True)
+            return
         if chain.adaptation_iteration % self.refresh_interval == 0 or not self.tune:
             self._refresh_subsample(x, first=False)
 
@@ -321,7 +328,11 @@ class KAMH(KAMStep):
             self.chain.learned_moves.freeze()
 
     def _freeze_best_candidate(self) -> None:
-        """Keep the candidate kernel with the largest expected squared jump."""
+        """Keep the candidate kernel with the largest score: the moving average over its KAM
+        moves of ``(1 − accepted) α ‖u* − u‖²``, whose expectation is ``α (1 − α) ‖u* − u‖²``
+        (the expected squared jump weighted by the chance of a rejection: it prefers proposals
+        that go far and are accepted about half of the time). The expected squared jump
+        ``α ‖u* − u‖²`` alone was measured and lost (``benchmarks/robustness/README.md``)."""
         chain = self.chain
         if chain.candidates is None or chain.candidate_frozen:
             return

@@ -189,6 +189,54 @@ def test_lengthscale_chosen_during_tuning_then_frozen():
     assert np.unique(idata.sample_stats.nu2.values).size == 1
 
 
+def test_a_candidate_s_score_is_the_squared_jump_weighted_by_the_chance_of_a_rejection():
+    """Each KAM move while the candidates are tried adds ``(1 − accepted) α ‖u* − u‖²`` to its
+    candidate's moving average (expectation ``α (1 − α) ‖u* − u‖²``), with ``u`` the state it
+    was proposed from; the candidate with the largest average is kept."""
+    with correlated_gaussian_model() as model:
+        step = KAMH(scouts=1, walkers=1)
+    step.setup_chain(np.random.default_rng(0), tune=1000, draws=10)
+    point = model.initial_point()
+    kam_code = MOVE_KINDS.index("kam")
+    weight = 0.02
+    accepted = rejected = 0
+    for _ in range(1000):
+        chain = step.chain
+        before = None if chain.candidate_jumps is None else chain.candidate_jumps.copy()
+        counts = None if chain.candidate_counts is None else chain.candidate_counts.copy()
+        start = None if chain.current_point is None else chain.current_point.copy()
+        frozen = chain.candidate_frozen
+        whitening = chain.kam.whitening  # a refresh after the decision replaces it
+        proposals = []
+        propose = step._propose
+
+        def recording(x, propose=propose, proposals=proposals):
+            proposal, context = propose(x)
+            proposals.append(proposal.x.copy())
+            return proposal, context
+
+        step._propose = recording
+        point, stats = step.step(point)
+        del step._propose
+        if before is None or frozen or stats[0]["move"] != kam_code:
+            continue
+        (k,) = np.flatnonzero(chain.candidate_counts != counts)
+        score = (chain.candidate_jumps[k] - (1 - weight) * before[k]) / weight
+        if stats[0]["accepted"]:
+            assert score == pytest.approx(0.0, abs=1e-9)
+            accepted += 1
+        else:
+            jump = (proposals[-1] - start) @ whitening.inv_chol.T
+            np.testing.assert_allclose(
+                score, stats[0]["accept"] * float(jump @ jump), rtol=1e-8, atol=1e-12
+            )
+            rejected += 1
+    assert accepted >= 10 and rejected >= 10
+    jumps = np.where(chain.candidate_counts > 0, chain.candidate_jumps, -np.inf)
+    step.stop_tuning()
+    assert chain.candidate == int(np.argmax(jumps))
+
+
 def test_competence():
     with pm.Model():
         k = pm.Poisson("k", 3.0)

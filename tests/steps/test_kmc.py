@@ -593,7 +593,11 @@ def test_warm_start_from_an_earlier_run_with_transformed_variables(kmc_class):
     [
         (np.zeros((50, 3)), r"`history` must have shape \(n, 4\)"),
         (np.zeros(4), r"`history` must have shape \(n, 4\)"),
-        (np.ones((50, 4)), r"`history` holds 1 distinct states; the surrogate needs at least 10"),
+        (np.ones((50, 4)), r"most recent half holds 1 distinct states; .* at least 10"),
+        (  # distinct states, then a chain stuck on one: the half a fit learns from is stuck
+            np.vstack([np.arange(200.0)[:, None] * np.ones(4), np.ones((300, 4))]),
+            r"`history`'s most recent half holds 1 distinct states",
+        ),
         (np.full((50, 4), np.nan), r"`history` holds non-finite values"),
         ("states", r"`history` must have shape|`history` must be an ArviZ"),
     ],
