@@ -100,7 +100,8 @@ SHARED_PARAMETERS = {
     acceptance, and passing one raises a ValueError.""",
     "min_history": """min_history : int, optional
     Iterations before the surrogate's first fit (default ``max(300, 20 d)``, but at most a
-    third of the tuning iterations, and at least 50). Until then the trajectory is not ready
+    third of the tuning iterations, and at least 50; the fit also waits for ``max(20, 2 d)``
+    accepted moves of the chain, the scouts' included). Until then the trajectory is not ready
     and passes its turn on: with ``moves="learned"`` the chain makes coordinate moves and the
     mixture's other moves (differential evolution, snooker, the envelope and the random walk,
     each once it is ready), with ``moves="fixed"`` coordinate moves and a random walk.""",

@@ -126,8 +126,9 @@ class KAMH(KAMStep):
     target_accept : float
         Target acceptance rate of the ``ν²`` adaptation (default 0.234).
     min_history : int, optional
-        While the history is shorter, or holds fewer than ``max(20, 2 d)`` accepted moves, the
-        KAM move is not ready and passes its turn on (default ``max(50, 10 d)``): with
+        While the history is shorter, or the chain has made fewer than ``max(20, 2 d)``
+        accepted moves (the scouts' included), the KAM move is not ready and passes its turn
+        on (default ``max(50, 10 d)``): with
         ``moves="learned"`` the chain makes coordinate moves and the mixture's other moves
         (differential evolution, snooker, the envelope and the random walk, each once it is
         ready), with ``moves="fixed"`` coordinate moves and an adaptive random walk
@@ -464,9 +465,10 @@ class AdaptiveMetropolis(KAMH, withheld=("kernel", "moves")):
     target_accept : float, default 0.234
         Target acceptance rate of the scale adaptation (random-walk phase and ``ν²``), in (0, 1).
     min_history : int, optional
-        While the history is shorter, or holds fewer than ``max(20, 2 d)`` accepted moves, the
-        step makes coordinate moves and an adaptive random walk ``N(x, s² I)`` with ``s``
-        tuned towards ``target_accept`` (default ``max(50, 10 d)``).
+        While the history is shorter, or the chain has made fewer than ``max(20, 2 d)``
+        accepted moves (the scouts' included), the step makes coordinate moves and an
+        adaptive random walk ``N(x, s² I)`` with ``s`` tuned towards ``target_accept``
+        (default ``max(50, 10 d)``).
     refresh_interval : int, default 20
         During tuning the sub-sample and the whitening are refreshed every ``refresh_interval``
         iterations.
