@@ -287,7 +287,7 @@ class _KMC(KernelStep):
         super().setup_chain(rng, tune, draws)
         # seeded from a copy of the chain's generator: the chain's own stream is not advanced
         self.chain.energy_rng = np.random.default_rng(copy.deepcopy(self.rng).integers(2**63))
-        if self.warm_history is not None:  # before a freeze: the moves' population, envelope
+        if self.warm_history is not None:  # before the freeze: DE, snooker, envelope need it
             self._warm_start()
         if not self.tune:
             self.chain.hmc.freeze()

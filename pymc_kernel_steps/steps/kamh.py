@@ -298,10 +298,10 @@ class KAMH(KAMStep):
             and not chain.candidate_frozen
             and proposal.move is chain.kam
         ):
-            jump = self._white_difference(proposal.x, x)
             k = chain.candidate
-            reward = 0.0
+            reward = 0.0  # an accepted move scores 0: the score is α(1 − α)‖u* − u‖² on average
             if math.isfinite(accept_prob) and not transition.accepted:
+                jump = self._white_difference(proposal.x, x)
                 reward = accept_prob * float(jump @ jump)
             chain.candidate_jumps[k] += _JUMP_AVERAGE_WEIGHT * (reward - chain.candidate_jumps[k])
             chain.candidate_counts[k] += 1
