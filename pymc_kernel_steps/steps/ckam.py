@@ -554,9 +554,10 @@ class CKAM(KAMStep, withheld=("adapt_after_tuning", "scouts", "walkers", "climb"
             # (with most exploration moves being jumps, that may still be the first one, drawn
             # from the cycle-start random walk alone: few distinct states, a degenerate γ)
             self._refresh_subsample(x)
-        if not kam.ready:  # no KAM move this cycle (degenerate history): Σ = I
+        if not kam.ready:  # no KAM move this cycle (degenerate history): the cycle's random
+            # walk, N(x, s² D²) in the start's frame D, goes on at its scale
             chain.nu_exp = chain.random_walk.scale.scale
-            sigma = np.eye(self.dim)
+            sigma = np.diag(self._start_frame() ** 2)
         else:
             nu_exp = math.sqrt(kam.nu2_scale.scale)
             if kam.feature_cov_current is None or not np.array_equal(kam.feature_cov_point, x):

@@ -489,6 +489,24 @@ def test_pickle_round_trip_steps_identically():
     np.testing.assert_array_equal(runs[0], runs[1])
 
 
+def test_a_cycle_without_kam_moves_samples_with_its_random_walk_in_the_start_s_frame():
+    """A cycle whose history never allowed a KAM fit (a stuck chain) freezes the cycle's own
+    random walk for its sampling phase: N(x, s² D²) with the start's scales D, not N(x, s² I)."""
+    with pm.Model() as model:
+        pm.Normal("x", 0.0, sigma=np.array([1e-3, 1e3]), shape=2)
+        step = CKAM(cycle_length=100)
+    point = _run_step(step, model.initial_point(), 1)[-1][0]
+    chain = step.chain
+    frame = chain.start_scales
+    assert frame is not None and frame[0] < 0.01 and frame[1] > 100
+    assert not chain.kam.ready
+    step._freeze_sampling_proposal(point)
+    sampling_cov = chain.nu_exp**2 * chain.walk.chol @ chain.walk.chol.T
+    walk = chain.random_walk
+    random_walk_cov = walk.scale.scale**2 * walk.metric.chol @ walk.metric.chol.T
+    np.testing.assert_allclose(sampling_cov, random_walk_cov, rtol=1e-12)
+
+
 # ---------------------------------------------------------------- bad input
 @pytest.mark.parametrize(
     "kwargs, match",
