@@ -178,8 +178,9 @@ SHARED_NOTES = {
     "kmc_sample_stats": """Sample stats (in ``idata.sample_stats``): ``accept`` (acceptance
 probability), ``accept_rate`` (the chain's mean ``accept`` since the start of its phase, tuning
 or drawing: the progress bar's figure),
-``accepted``, ``logp_evals`` (target evaluations this iteration), ``logp_nan``, ``lp`` (the
-model's log density; emitted as ``model_logp``, absent for noisy log densities),
+``accepted``, ``logp_evals`` (target evaluations this iteration), ``logp_nan``, ``logp_inf`` (the
+proposal's log density was NaN, or +inf: rejected), ``lp`` (the model's log density; emitted as
+``model_logp``, absent for noisy log densities),
 ``diverging`` (a surrogate trajectory whose true energy is non-finite, or a proposal
 rejected without evaluating the model), ``step_size`` (NaN for random-walk moves),
 ``n_steps`` (0 for random-walk moves), ``energy_error`` (change of the true Hamiltonian),

@@ -11,7 +11,13 @@ from pymc.stats.convergence import SamplerWarning, WarningType
 from ..core.rejection_runs import rejection_run_probability
 from ._state import MoveRuns
 
-__all__ = ["end_of_chain_warning", "stalled_moves", "track_draw", "track_move"]
+__all__ = [
+    "count_unusable",
+    "end_of_chain_warning",
+    "stalled_moves",
+    "track_draw",
+    "track_move",
+]
 
 #: consecutive rejections after which a chain counts as stuck in the end-of-sampling check
 STUCK_RUN = 200
@@ -37,6 +43,21 @@ MIN_ACCEPTED_PER_PARAMETER = 10
 STICKY_PROBABILITY = 1e-9
 #: the shortest run reported as a sticky excursion
 MIN_STICKY_RUN = 20
+
+
+def count_unusable(step, value: float, x, point_map_info) -> tuple[bool, bool]:
+    """Whether a proposal's log density is NaN, and whether it is +inf: either is rejected (the
+    caller treats it as −inf) and counted for the end-of-chain warning, which names the first
+    +inf point (an overflow far out, as PyMC's ``LKJCholeskyCov`` gives beyond a log-sd of
+    about 19, or a bug in the model)."""
+    chain = step.chain
+    nan, infinite = math.isnan(value), value == math.inf
+    chain.nan_log_densities += nan
+    if infinite:
+        chain.infinite_log_densities += 1
+        if chain.first_infinite_at is None:
+            chain.first_infinite_at = step._where(x, point_map_info)
+    return nan, infinite
 
 
 def track_draw(chain, accepted: bool, kind: str | None = None) -> None:
@@ -224,6 +245,14 @@ def end_of_chain_warning(step) -> SamplerWarning | None:
         problems.append(
             f"the model's log density was NaN at {chain.nan_log_densities} of {total} "
             "proposals (counted as rejections, stat `logp_nan`)"
+        )
+    if chain.infinite_log_densities:
+        problems.append(
+            f"the model's log density was +inf at {chain.infinite_log_densities} of {total} "
+            f"proposals, first at {chain.first_infinite_at} (counted as rejections, stat "
+            "`logp_inf`): no proper posterior has such a point, so it is an overflow far from "
+            "the posterior (PyMC's `LKJCholeskyCov` gives +inf beyond a log-sd of about 19) or "
+            "a bug in the model; evaluate `model.compile_logp()` there to tell which"
         )
     note = ""
     if chain.draws_diverging and step.divergence_advice:

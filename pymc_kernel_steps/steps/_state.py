@@ -169,6 +169,9 @@ class ChainState:
     #: surrogate trajectories that diverged or left the abort ball (KMC), not evaluated either
     aborted_trajectories: int = 0
     nan_log_densities: int = 0
+    #: proposals whose log density was +inf (rejected), and where the first one was
+    infinite_log_densities: int = 0
+    first_infinite_at: str | None = None
     draws_done: int = 0
     draws_accepted: int = 0
     #: the run of rejections after tuning, the longest one, the iteration it ended and the point

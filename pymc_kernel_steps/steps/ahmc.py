@@ -19,6 +19,7 @@ from ..core.bayesopt import MIN_MAX_N_STEPS, WindowedTuner, default_hmc_box
 from ..core.history import ChainHistory
 from ..core.hmc import HamiltonianState, find_step_size, hmc_transition, regularized_variance
 from ._docs import with_shared_parameters
+from ._health import count_unusable
 from ._state import HMC_STATS
 from ._threads import single_threaded_blas
 from .base import (
@@ -93,6 +94,7 @@ class AdaptiveHMCChain(ChainState):
     window: int = 1
     box_checks: tuple[int, ...] = ()
     nan_this_iteration: bool = False
+    inf_this_iteration: bool = False
 
 
 def _check_bounds(name: str, bounds, integer: bool):
@@ -194,7 +196,8 @@ class AdaptiveHMC(KernelStep, withheld=("scouts", "walkers", "climb")):
     drawing: the progress bar's figure),
     ``logp_evals`` (evaluations of the log density and its gradient this iteration: ``L_r``,
     plus the step-size searches), ``lp`` (the model's log density, emitted as ``model_logp``),
-    ``logp_nan``, ``step_size`` (``ε``), ``n_steps`` (``L_r``, the leapfrog steps taken),
+    ``logp_nan``, ``logp_inf``, ``step_size`` (``ε``), ``n_steps`` (``L_r``, the leapfrog steps
+    taken),
     ``max_n_steps`` (``L``), ``esjd`` (this iteration's ``α ‖x* − x‖²_{M⁻¹}``),
     ``tuning_window`` (index of the reward window, −1 once frozen), ``energy_error``,
     ``energy`` (the Hamiltonian ``−log π(q) + ½ pᵀM⁻¹p`` of the state kept, with the trajectory's
@@ -298,8 +301,9 @@ class AdaptiveHMC(KernelStep, withheld=("scouts", "walkers", "climb")):
 
     # ------------------------------------------------------------------ the log density
     def _logp_and_grad(self, x: np.ndarray) -> tuple[float, np.ndarray]:
-        """Log density and gradient at ``x``; NaN is returned as ``-inf`` (and counted), an
-        exception or ``+inf`` raises :class:`LogDensityError` naming the point."""
+        """Log density and gradient at ``x``; NaN and ``+inf`` are returned as ``-inf`` (and
+        counted: a trajectory that meets one is rejected), an exception raises
+        :class:`LogDensityError` naming the point."""
         try:
             logp, grad = self._logp_dlogp_fn(np.ascontiguousarray(x, dtype=float))
         except Exception as error:
@@ -308,14 +312,10 @@ class AdaptiveHMC(KernelStep, withheld=("scouts", "walkers", "climb")):
                 f"gradient raised {type(error).__name__}: {error}"
             ) from error
         logp = float(logp)
-        if logp == math.inf:
-            raise LogDensityError(
-                f"{self._where(x, self._point_map_info)}: the model's log density is +inf, which "
-                "no proper posterior has (a bug in the model, e.g. an unbounded likelihood term)."
-            )
-        if math.isnan(logp):
-            self.chain.nan_log_densities += 1
-            self.chain.nan_this_iteration = True
+        nan, infinite = count_unusable(self, logp, x, self._point_map_info)
+        if nan or infinite:
+            self.chain.nan_this_iteration |= nan
+            self.chain.inf_this_iteration |= infinite
             logp = -math.inf
         return logp, np.asarray(grad, dtype=float)
 
@@ -429,7 +429,7 @@ class AdaptiveHMC(KernelStep, withheld=("scouts", "walkers", "climb")):
     def _hmc_step(self, q0: RaveledVars):
         chain = self.chain
         self._point_map_info = q0.point_map_info
-        chain.nan_this_iteration = False
+        chain.nan_this_iteration = chain.inf_this_iteration = False
         x = q0.data
         evaluations = 0
         state = chain.hamiltonian
@@ -442,6 +442,11 @@ class AdaptiveHMC(KernelStep, withheld=("scouts", "walkers", "climb")):
             chain.hamiltonian = HamiltonianState.at(self._logp_and_grad, x)
             evaluations += 1
             if first:
+                if chain.inf_this_iteration:
+                    raise LogDensityError(
+                        f"{self._where(x, self._point_map_info)}: the model's log density is "
+                        "+inf at the start, which no proper posterior has (a bug in the model)."
+                    )
                 nan = chain.nan_this_iteration  # _logp_and_grad returns NaN as -inf
                 self._check_start(x, math.nan if nan else chain.hamiltonian.logp)
                 # the first metric: each coordinate's conditional variance at the start
@@ -491,6 +496,7 @@ class AdaptiveHMC(KernelStep, withheld=("scouts", "walkers", "climb")):
             "tune": self.tune,
             "model_logp": chain.hamiltonian.logp,
             "logp_nan": chain.nan_this_iteration,
+            "logp_inf": chain.inf_this_iteration,
             "warning": self._end_of_chain_warning(),
             "step_size": step_size,
             "n_steps": info["n_steps"],

@@ -28,7 +28,7 @@ from ..core.history import ChainHistory
 from ..core.moves import CoordinateWalk, Mixture, Move, Proposal, optimal_scale
 from ..core.scouting import Scouts
 from ._compile import pm_compile
-from ._health import MIN_ACCEPTED_PER_PARAMETER, end_of_chain_warning, track_draw
+from ._health import MIN_ACCEPTED_PER_PARAMETER, count_unusable, end_of_chain_warning, track_draw
 from ._history_input import states_from
 from ._pooling import PooledTuning
 from ._signature import explicit_signature
@@ -125,6 +125,7 @@ class KernelStep(StartScales, PooledTuning, ArrayStepShared):
         "tune": (bool, []),
         "model_logp": (np.float64, []),
         "logp_nan": (bool, []),
+        "logp_inf": (bool, []),
         "warning": (SamplerWarning, None),
     }
 
@@ -300,10 +301,13 @@ class KernelStep(StartScales, PooledTuning, ArrayStepShared):
         return None if coordinate is None else coordinate.variance_floor()
 
     # ------------------------------------------------------------------ log density
-    def _evaluate_logp(self, x: np.ndarray, point_map_info=None, record: bool = True) -> float:
-        """The model's log density at ``x`` (NaN is returned as it is; the caller rejects it); an
-        exception or +inf raises :class:`LogDensityError` naming the point. ``record``: pass it
-        to :meth:`_on_evaluation` (not for an evaluation outside the chain)."""
+    def _evaluate_logp(
+        self, x: np.ndarray, point_map_info=None, record: bool = True, proposal: bool = False
+    ) -> float:
+        """The model's log density at ``x``. NaN is returned (the caller rejects it), and so is a
+        proposal's +inf (``proposal``: rejected and counted by the caller); an exception, or +inf
+        elsewhere, raises :class:`LogDensityError` naming the point. ``record``: pass it to
+        :meth:`_on_evaluation` (not for an evaluation outside the chain)."""
         try:
             value = float(self._logp_fn(x))
         except Exception as error:
@@ -311,7 +315,7 @@ class KernelStep(StartScales, PooledTuning, ArrayStepShared):
                 f"{self._where(x, point_map_info)}: the model's log density raised "
                 f"{type(error).__name__}: {error}"
             ) from error
-        if value == math.inf:
+        if value == math.inf and not proposal:
             raise LogDensityError(
                 f"{self._where(x, point_map_info)}: the model's log density is +inf, which no "
                 "proper posterior has (a bug in the model, e.g. an unbounded likelihood term)."
@@ -420,12 +424,13 @@ class KernelStep(StartScales, PooledTuning, ArrayStepShared):
             x = chain.current_point.copy()
 
         proposal, context = self._propose(x)
-        logp_nan = False
+        logp_nan = logp_inf = False
         if proposal.evaluated:
-            logp_proposal = self._evaluate_logp(proposal.x, q0.point_map_info)
+            logp_proposal = self._evaluate_logp(proposal.x, q0.point_map_info, proposal=True)
             evaluations += 1
-            if math.isnan(logp_proposal):
-                logp_nan, logp_proposal = True, -math.inf
+            logp_nan, logp_inf = count_unusable(self, logp_proposal, proposal.x, q0.point_map_info)
+            if logp_nan or logp_inf:
+                logp_proposal = -math.inf
             log_ratio = logp_proposal - logp_current + proposal.log_correction
         else:  # a diverged trajectory, degenerate or null proposal: rejected without evaluating
             logp_proposal = -math.inf
@@ -434,7 +439,6 @@ class KernelStep(StartScales, PooledTuning, ArrayStepShared):
                 chain.aborted_trajectories += 1
             else:  # a null proposal (the state itself) is not degenerate: the chain stays
                 chain.degenerate_proposals += not proposal.null
-        chain.nan_log_densities += logp_nan
         if math.isnan(log_ratio):
             log_ratio = -math.inf
         accept_prob = math.exp(min(0.0, log_ratio))
@@ -456,9 +460,9 @@ class KernelStep(StartScales, PooledTuning, ArrayStepShared):
             self._adapt(x_new, transition)
             chain.adaptation_iteration += 1
 
-        return self._result(q0, transition, evaluations, logp_nan)
+        return self._result(q0, transition, evaluations, logp_nan, logp_inf)
 
-    def _result(self, q0, transition: Transition, evaluations: int, logp_nan: bool):
+    def _result(self, q0, transition: Transition, evaluations: int, logp_nan, logp_inf=False):
         """The new state and this iteration's sample stats."""
         chain = self.chain
         accept_prob, accepted = transition.accept_prob, transition.accepted
@@ -471,6 +475,7 @@ class KernelStep(StartScales, PooledTuning, ArrayStepShared):
             "logp_evals": evaluations,
             "tune": self.tune,
             "logp_nan": logp_nan,
+            "logp_inf": logp_inf,
             "warning": self._end_of_chain_warning(),
             **transition_stats,
         }
@@ -499,10 +504,11 @@ class KernelStep(StartScales, PooledTuning, ArrayStepShared):
         scouts = chain.scouts
         walk = scouts.turn
         proposal = Proposal(scouts.propose(self.rng), 0.0, scouts.walk)
-        logp_proposal = self._evaluate_logp(proposal.x, q0.point_map_info)
+        logp_proposal = self._evaluate_logp(proposal.x, q0.point_map_info, proposal=True)
         evaluations += 1
-        logp_nan = math.isnan(logp_proposal)
-        chain.nan_log_densities += logp_nan
+        logp_nan, logp_inf = count_unusable(self, logp_proposal, proposal.x, q0.point_map_info)
+        if logp_inf:
+            logp_proposal = -math.inf
         accepted, accept_prob, log_ratio = scouts.update(proposal.x, logp_proposal, self.rng)
         if scouts.done:
             chain.current_point, chain.current_logp = scouts.best()
@@ -514,7 +520,7 @@ class KernelStep(StartScales, PooledTuning, ArrayStepShared):
         chain.iteration += 1
         self._track_rejections(accepted)
         transition = Transition(proposal, None, accepted, accept_prob, log_ratio)
-        return self._result(q0, transition, evaluations, logp_nan)
+        return self._result(q0, transition, evaluations, logp_nan, logp_inf)
 
     # ------------------------------------------------------------------ health of the chain
     def _track_rejections(self, accepted: bool, moved: bool | None = None, kind=None) -> None:

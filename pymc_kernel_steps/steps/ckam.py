@@ -253,12 +253,13 @@ class CKAM(KAMStep, withheld=("adapt_after_tuning", "scouts", "walkers", "climb"
     Sample stats (in ``idata.sample_stats``): ``accept``, ``accepted``, ``logp_evals``,
     ``accept_rate`` (the chain's mean ``accept`` since the start of its phase, tuning or
     drawing: the progress bar's figure),
-    ``logp_nan``, ``lp`` (the model's log density; emitted as ``model_logp``, absent for noisy
-    log densities), ``exploring`` (bool), ``cycle`` (int64), ``jump`` (bool: the move was a blind
-    jump or a mode hop, in either phase) and ``scale``: the proposal scale of the move (``s`` for
-    the cycle-start random walk, ``√ν²`` for KAM moves, ``ρ`` for exploration jumps, 1 for
-    exploration hops, the schedule's ``ν_k`` for every sampling-phase move). The ``tune`` and
-    ``warning`` stats are consumed by PyMC and do not appear in the DataTree.
+    ``logp_nan``, ``logp_inf``, ``lp`` (the model's log density; emitted as ``model_logp``,
+    absent for noisy log densities), ``exploring`` (bool), ``cycle`` (int64), ``jump`` (bool:
+    the move was a blind jump or a mode hop, in either phase) and ``scale``: the proposal scale
+    of the move (``s`` for the cycle-start random walk, ``√ν²`` for KAM moves, ``ρ`` for
+    exploration jumps, 1 for exploration hops, the schedule's ``ν_k`` for every sampling-phase
+    move). The ``tune`` and ``warning`` stats are consumed by PyMC and do not appear in the
+    DataTree.
     """
 
     name = "ckam"

@@ -148,9 +148,9 @@ class KAMH(KAMStep):
     Sample stats (in ``idata.sample_stats``): ``accept`` (acceptance probability), ``accepted``,
     ``accept_rate`` (the chain's mean ``accept`` since the start of its phase, tuning or
     drawing: the progress bar's figure),
-    ``logp_evals`` (target evaluations this iteration), ``logp_nan``, ``lp`` (the model's log
-    density; emitted as ``model_logp``, absent for noisy log densities), ``nu2``, ``gamma``,
-    ``lengthscale`` (NaN for a kernel without one; in whitened units with ``whiten``),
+    ``logp_evals`` (target evaluations this iteration), ``logp_nan``, ``logp_inf``, ``lp`` (the
+    model's log density; emitted as ``model_logp``, absent for noisy log densities), ``nu2``,
+    ``gamma``, ``lengthscale`` (NaN for a kernel without one; in whitened units with ``whiten``),
     ``n_history``, ``random_walk`` (True before the KAM move's first fit) and ``move`` (the kind
     of move that proposed, an index in ``("coordinate", "random_walk", "surrogate_hmc", "kam",
     "differential_evolution", "snooker", "envelope")``). The ``tune`` and

@@ -442,14 +442,22 @@ def test_nan_log_density_is_a_counted_rejection():
     assert idata.sample_stats.logp_nan.values.any()
 
 
-def test_infinite_log_density_is_an_error_naming_the_step():
+def test_infinite_log_density_is_a_counted_rejection_and_at_the_start_an_error():
     with pm.Model():
         x = pm.Flat("x")
-        pm.Potential("bug", pt.switch(x > 2, np.inf, -0.5 * x**2))
-        with pytest.raises(LogDensityError, match=r"AdaptiveHMC.*\+inf"):
+        pm.Potential("overflow", pt.switch(x > 2, np.inf, -0.5 * x**2))
+        idata = pm.sample(
+            step=AdaptiveHMC(), tune=300, draws=300, chains=1, cores=1, random_seed=1, **QUIET
+        )
+        with pytest.raises(LogDensityError, match=r"AdaptiveHMC.*\+inf at the start"):
             pm.sample(
-                step=AdaptiveHMC(), tune=300, draws=300, chains=1, cores=1, random_seed=1, **QUIET
-            )
+                step=AdaptiveHMC(), tune=300, draws=300, chains=1, cores=1, random_seed=1,
+                initvals={"x": 3.0}, **QUIET,
+            )  # fmt: skip
+    draws = idata.posterior.x.values
+    assert np.all(draws <= 2) and np.unique(draws).size > 20
+    assert idata.sample_stats.logp_inf.values.any()
+    assert not idata.sample_stats.logp_nan.values.any()
 
 
 def test_competence_needs_a_gradient_as_nuts():

@@ -79,9 +79,31 @@ def test_exception_in_log_density_names_step_iteration_and_point(step_class):
         raise_beyond_two(point)
 
 
-def test_positive_infinite_log_density_is_an_error(step_class):
+def test_positive_infinite_log_density_is_a_counted_rejection_with_a_warning(step_class, caplog):
+    """+inf at a proposal (an overflow far out, as PyMC's LKJCholeskyCov gives, or a bug) is
+    rejected and counted like NaN, and the warning names the first such point."""
+    with caplog.at_level(logging.WARNING, logger="pymc"):
+        idata = _sample(
+            _model(inf_beyond_two), step_class, tune=2000, draws=2000, discard_tuned_samples=False
+        )
+    groups = (idata.warmup_sample_stats, idata.sample_stats)
+    infinite = np.concatenate([g.logp_inf.values for g in groups], axis=1)
+    assert infinite.dtype == bool and infinite.sum() > 0
+    accepted = np.concatenate([g.accepted.values for g in groups], axis=1)
+    assert not np.any(accepted[infinite] > 0)  # every +inf proposal was rejected
+    assert not np.concatenate([g.logp_nan.values for g in groups], axis=1)[infinite].any()
+    assert posterior_array(idata)[..., 0].max() <= 2.0
+    warnings = [r.getMessage() for r in caplog.records if "was +inf at" in r.getMessage()]
+    assert len(warnings) == 1 and step_class.__name__ in warnings[0]
+    assert f"+inf at {int(infinite.sum())} of 4000 proposals, first at " in warnings[0]
+    first = warnings[0].split("first at ")[1]
+    point = np.array(eval(first.split("at the point ")[1].split("}")[0] + "}")["x"])
+    assert inf_beyond_two(point) == np.inf  # the named point reproduces it
+
+
+def test_positive_infinite_log_density_at_the_start_is_an_error(step_class):
     with pytest.raises(LogDensityError, match=r"\+inf"):
-        _sample(_model(inf_beyond_two), step_class, tune=2000, draws=2000)
+        _sample(_model(inf_beyond_two), step_class, initvals={"x": np.array([3.0, 0.0])})
 
 
 def test_nan_log_density_is_a_counted_rejection_with_a_warning(step_class, caplog):
