@@ -101,7 +101,7 @@ def test_code_blocks_run(path, tmp_path, monkeypatch):
         return sample(*args, **kwargs)
 
     monkeypatch.setattr(pm, "sample", sample_in_process)
-    namespace = {"__name__": "__docs__"}
+    namespace = {"__name__": "__main__"}  # a block runs as a script does: guards included
     relative = path.relative_to(ROOT).as_posix()
     for line, code in python_blocks(path.read_text(encoding="utf-8")):
         first = code.lstrip().splitlines()[0] if code.strip() else ""
