@@ -37,7 +37,7 @@ from pytensor.tensor.random.type import RandomGeneratorType
 from pytensor.tensor.random.utils import custom_rng_deepcopy
 
 from ._objmode import register_objmode
-from .steps.base import require_bool
+from .steps._validation import require_bool
 
 __all__ = ["LogLikelihoodEstimateOp", "PseudoMarginalGradientError", "pseudo_marginal_potential"]
 
@@ -265,8 +265,9 @@ def pseudo_marginal_potential(
         change the model's), drawing its randomness from ``rng``, a
         :class:`numpy.random.Generator`. Return ``-inf`` for an estimate of zero (a rejection).
         A NaN is treated as a rejection too, counted in the steps' ``logp_nan`` sample stat (and
-        warned about when it is frequent). It must be picklable (a module-level function, or a
-        :func:`functools.partial` of one) to sample with ``cores > 1``.
+        warned about when it is frequent). With ``cores > 1`` PyMC sends it to each process
+        with cloudpickle, which takes lambdas and closures too; what it holds must pickle (an
+        open file or a handle to an external solver does not).
     theta : PyTensor variable, or list of them
         The parameters the likelihood depends on: a scalar or vector model variable (or any
         expression of them), or a list of scalars and vectors, concatenated in order into the

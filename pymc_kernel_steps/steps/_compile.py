@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pymc.pytensorf import compile as pm_compile_fastmath
 
-__all__ = ["pm_compile"]
+__all__ = ["failure_hint", "pm_compile"]
 
 
 def pm_compile(*args, **kwargs):
@@ -23,3 +23,15 @@ def pm_compile(*args, **kwargs):
 
     with pytensor.config.change_flags(numba__fastmath=False):
         return pm_compile_fastmath(*args, **kwargs)
+
+
+def failure_hint(error: Exception) -> str:
+    """What to do about a failure of the compiled log density that a user's own code causes
+    and whose message does not say how (appended to :class:`LogDensityError`'s message)."""
+    if "unbox" in str(error):
+        return (
+            " (a custom Op's perform must store a NumPy array of its output's dtype, e.g. "
+            "`outputs[0][0] = np.asarray(value, dtype='float64')`, not a Python float or a "
+            "float32)"
+        )
+    return ""

@@ -71,8 +71,10 @@ SHARED_PARAMETERS = {
     "compile_kwargs": """compile_kwargs : dict, optional
     Passed to :func:`pymc.pytensorf.compile` (for example ``{"mode": "CVM"}`` for a cheap
     Python ``Op``); those given to ``pm.sample`` do not reach a step you construct.""",
-    "rng": """rng : int or numpy.random.Generator, optional
-    Random state; ``pm.sample(random_seed=...)`` reseeds it for every chain.""",
+    "rng": """rng : int, numpy.random.SeedSequence or numpy.random.Generator, optional
+    Random state of a step driven by hand (``step.step(point)``). ``pm.sample`` reseeds it for
+    every chain from ``random_seed`` (from fresh entropy when that is None), so under
+    ``pm.sample`` it has no effect: pass ``random_seed`` there.""",
     "blocked": """blocked : bool, default True
     Accepted for PyMC's interface; the step always updates its variables jointly.""",
     # the KMC steps'

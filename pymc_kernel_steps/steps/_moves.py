@@ -27,6 +27,7 @@ from ..core.moves import (
     Snooker,
 )
 from ..core.whitening import Whitening
+from ._validation import require_fraction
 
 __all__ = [
     "MOVES",
@@ -95,6 +96,7 @@ def random_walk_share(step: str, moves: str, share, default: float) -> float:
     ``moves="learned"``, which learns every move's share (never silently ignored)."""
     if share is None:
         return default
+    require_fraction("random_walk_probability", share, zero=True)
     if moves == "learned":
         raise ValueError(
             "`random_walk_probability` is the random walk's share of moves='fixed' (the "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numbers
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -10,8 +11,10 @@ __all__ = [
     "require_bool",
     "require_fraction",
     "require_int",
+    "require_mapping",
     "require_positive",
     "require_real",
+    "require_seed",
 ]
 
 
@@ -49,3 +52,27 @@ def require_fraction(name: str, value, *, zero: bool = False) -> None:
     if not (0 <= value < 1 if zero else 0 < value < 1):
         interval = "[0, 1)" if zero else "(0, 1)"
         raise ValueError(f"`{name}` must lie in {interval}, got {value!r}.")
+
+
+def require_seed(name: str, value) -> None:
+    """Raise a TypeError (ValueError for a negative integer) naming ``name`` unless ``value``
+    is None, a non-negative integer, a ``numpy.random.SeedSequence`` or a ``Generator``."""
+    if value is None or isinstance(value, np.random.SeedSequence | np.random.Generator):
+        return
+    if isinstance(value, bool | np.bool_) or not isinstance(value, int | np.integer):
+        raise TypeError(
+            f"`{name}` must be None, a non-negative integer, a numpy SeedSequence or a numpy "
+            f"Generator, got {value!r} of type {type(value).__name__}."
+        )
+    if value < 0:
+        raise ValueError(f"`{name}` must be a non-negative integer seed, got {value!r}.")
+
+
+def require_mapping(name: str, value) -> None:
+    """Raise a TypeError naming ``name`` unless ``value`` is None or a mapping (of keyword
+    arguments)."""
+    if value is not None and not isinstance(value, Mapping):
+        raise TypeError(
+            f"`{name}` must be a dict of keyword arguments (or None), got {value!r} of type "
+            f"{type(value).__name__}."
+        )

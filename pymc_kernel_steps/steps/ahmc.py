@@ -18,18 +18,17 @@ from rich.table import Column
 from ..core.bayesopt import MIN_MAX_N_STEPS, WindowedTuner, default_hmc_box
 from ..core.history import ChainHistory
 from ..core.hmc import HamiltonianState, find_step_size, hmc_transition, regularized_variance
+from ._compile import failure_hint
 from ._docs import with_shared_parameters
 from ._health import count_unusable
 from ._state import HMC_STATS
 from ._threads import single_threaded_blas
+from ._validation import require_bool, require_int, require_positive
 from .base import (
     ChainState,
     KernelStep,
     LogDensityError,
     pm_compile,
-    require_bool,
-    require_int,
-    require_positive,
 )
 
 __all__ = ["AdaptiveHMC", "AdaptiveHMCChain"]
@@ -309,7 +308,7 @@ class AdaptiveHMC(KernelStep, withheld=("scouts", "walkers", "climb")):
         except Exception as error:
             raise LogDensityError(
                 f"{self._where(x, self._point_map_info)}: the model's log density or its "
-                f"gradient raised {type(error).__name__}: {error}"
+                f"gradient raised {type(error).__name__}: {error}{failure_hint(error)}"
             ) from error
         logp = float(logp)
         nan, infinite = count_unusable(self, logp, x, self._point_map_info)

@@ -27,7 +27,7 @@ from ..core.adaptation import RobbinsMonroScale, adaptation_probability
 from ..core.history import ChainHistory
 from ..core.moves import CoordinateWalk, Mixture, Move, Proposal, optimal_scale
 from ..core.scouting import Scouts
-from ._compile import pm_compile
+from ._compile import failure_hint, pm_compile
 from ._health import MIN_ACCEPTED_PER_PARAMETER, count_unusable, end_of_chain_warning, track_draw
 from ._history_input import states_from
 from ._pooling import PooledTuning
@@ -35,7 +35,7 @@ from ._signature import explicit_signature
 from ._start import StartScales
 from ._state import ChainState, KernelStepState, Transition, TuningData
 from ._threads import single_threaded_blas
-from ._validation import require_bool, require_int, require_positive, require_real
+from ._validation import require_bool, require_int, require_mapping, require_seed
 
 __all__ = [
     "ChainState",
@@ -43,10 +43,6 @@ __all__ = [
     "KernelStepState",
     "LogDensityError",
     "Transition",
-    "require_bool",
-    "require_int",
-    "require_positive",
-    "require_real",
     "TuningData",
 ]
 
@@ -189,6 +185,8 @@ class KernelStep(StartScales, PooledTuning, ArrayStepShared):
         self.walkers = int(walkers)
         require_bool("climb", climb)
         self.climb = bool(climb)
+        require_mapping("compile_kwargs", compile_kwargs)
+        require_seed("rng", rng)
 
         shared = make_shared_replacements(initial_point, vars, model)
         [logp], raveled_input = join_nonshared_inputs(
@@ -313,7 +311,7 @@ class KernelStep(StartScales, PooledTuning, ArrayStepShared):
         except Exception as error:
             raise LogDensityError(
                 f"{self._where(x, point_map_info)}: the model's log density raised "
-                f"{type(error).__name__}: {error}"
+                f"{type(error).__name__}: {error}{failure_hint(error)}"
             ) from error
         if value == math.inf and not proposal:
             raise LogDensityError(

@@ -8,9 +8,7 @@ from ..core.score_matching import (
 )
 from ._docs import with_shared_parameters
 from ._kmc import _KMC
-from .base import (
-    require_int,
-)
+from ._validation import require_int
 
 __all__ = ["KMCFinite"]
 

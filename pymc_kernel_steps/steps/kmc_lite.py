@@ -24,9 +24,7 @@ from ..core.score_matching import (
 from ..core.whitening import Whitening
 from ._docs import with_shared_parameters
 from ._kmc import _KMC, _MIN_DISTINCT_STATES, KMCChain
-from .base import (
-    require_int,
-)
+from ._validation import require_int
 
 __all__ = ["KMCLite"]
 

@@ -91,3 +91,51 @@ def test_what_the_datatree_shows():
     assert "lp" in stats and "model_logp" not in stats
     assert "tune" not in stats and "warning" not in stats
     assert idata.sample_stats.diverging.dtype == np.bool_
+
+
+@pytest.mark.parametrize(
+    "kwargs, error, match",
+    [
+        ({"rng": "abc"}, TypeError, r"`rng` must be None, a non-negative integer"),
+        ({"rng": -1}, ValueError, r"`rng` must be a non-negative integer seed, got -1"),
+        ({"rng": 2.5}, TypeError, r"`rng` must be None.*got 2.5 of type float"),
+        ({"compile_kwargs": "CVM"}, TypeError, r"`compile_kwargs` must be a dict.*'CVM'"),
+    ],
+)
+def test_bad_shared_parameters_name_themselves(public_step, kwargs, error, match):
+    with correlated_gaussian_model():
+        with pytest.raises(error, match=match):
+            public_step(**kwargs)
+
+
+def test_good_seeds_are_accepted():
+    with correlated_gaussian_model():
+        for rng in (None, 0, np.int64(3), np.random.SeedSequence(1), np.random.default_rng(2)):
+            KMCLite(rng=rng)
+        KMCLite(compile_kwargs={})
+
+
+@pytest.mark.parametrize("share", [1.5, -0.1, "0.2"])
+def test_a_bad_random_walk_share_is_named_before_the_advice_on_moves(share):
+    with correlated_gaussian_model():
+        with pytest.raises((TypeError, ValueError), match=r"`random_walk_probability` must"):
+            KMCLite(random_walk_probability=share)
+
+
+def test_an_op_that_stores_a_python_float_gets_a_hint():
+    import pytensor.tensor as pt
+    from pytensor.graph.op import Op
+
+    from pymc_kernel_steps import LogDensityError
+
+    class FloatLogLike(Op):
+        itypes, otypes = [pt.dvector], [pt.dscalar]
+
+        def perform(self, node, inputs, outputs):
+            outputs[0][0] = -0.5 * float(inputs[0] @ inputs[0])  # a Python float: wrong
+
+    with pm.Model():
+        x = pm.Flat("x", shape=2)
+        pm.Potential("loglik", FloatLogLike()(x))
+        with pytest.raises(LogDensityError, match=r"np\.asarray\(value, dtype='float64'\)"):
+            pm.sample(step=KMCLite(), tune=10, draws=10, chains=1, cores=1, **QUIET)
