@@ -180,7 +180,9 @@ class CKAM(KAMStep, withheld=("adapt_after_tuning", "scouts", "walkers", "climb"
         Largest multiplier ``ρ`` of the blind jumps, relative to the ``2.38/√d``-scaled
         covariance of the whole history (default 16: from one mode of scale σ it reaches modes
         ~10–20 σ away). 0 disables the blind jumps (their exploration slots become KAM moves,
-        their sampling-phase share goes to the random walk).
+        their sampling-phase share goes to the random walk). The jumps act in the unconstrained
+        coordinates, so on a log-transformed parameter they propose values orders of magnitude
+        away: the model must return ``-inf`` (or any low value) quickly there.
     mode_jumps : bool
         Whether the exploration makes mode hops (default True; if False their slots become KAM
         moves). The sampling-phase hops are set by ``sampling_hops``.
