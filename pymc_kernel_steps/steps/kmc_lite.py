@@ -245,7 +245,15 @@ class KMCLite(_KMC):
                 "ArviZ DataTree/InferenceData) whose sample_stats hold the log density `lp` of "
                 f"every draw: the surrogate is fitted to log densities, not to states; {hint}"
             )
-        values = np.asarray(sample_stats["lp"].values, dtype=float).reshape(-1)
+        recorded = np.asarray(sample_stats["lp"].values, dtype=float)
+        if recorded.ndim == 3:  # (chain, draw, step): a compound step records one per step
+            raise ValueError(
+                f"`history`: sample_stats 'lp' has shape {recorded.shape}, one value per step "
+                "method and draw: the pilot was sampled by a compound step, whose steps' `lp` "
+                "PyMC records side by side (in PyMC 6.4 the first one's as 0). Pass the result "
+                f"of a run in which one step sampled every variable, {hint}"
+            )
+        values = recorded.reshape(-1)
         if values.shape != (n_states,):
             raise ValueError(
                 f"`history`: sample_stats 'lp' holds {values.size} values for {n_states} "

@@ -385,3 +385,18 @@ def test_bad_regression_warm_start_names_the_parameter():
         pm.Normal("y")
         with pytest.raises(ValueError, match="samples every free variable.*'y'"):
             KMCLite([x], surrogate="regression", history=_idata(states, np.zeros(50)))
+
+
+def test_a_pilot_from_a_compound_step_is_named_as_such():
+    """PyMC records a compound step's `lp` once per step: (chain, draw, steps)."""
+    from pymc_kernel_steps import AdaptiveMetropolis
+
+    with pm.Model():
+        a, b = pm.Normal("a"), pm.Normal("b")
+        pilot = pm.sample(
+            step=[AdaptiveMetropolis([a]), AdaptiveMetropolis([b])], tune=50, draws=100,
+            chains=1, cores=1, random_seed=1, progressbar=False, compute_convergence_checks=False,
+        )  # fmt: skip
+        assert pilot.sample_stats["lp"].shape == (1, 100, 2)
+        with pytest.raises(ValueError, match=r"shape \(1, 100, 2\).*compound step"):
+            KMCLite(history=pilot)
