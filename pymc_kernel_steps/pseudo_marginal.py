@@ -11,9 +11,10 @@ is an input of the model's log density and the ``Op``'s next generator its updat
   ``setup_chain``, so ``random_seed`` makes runs reproducible, sequentially or in parallel;
 - the steps evaluate the estimator once per iteration, at the proposal, and keep the current
   point's estimate: pseudo-marginal Metropolis–Hastings (Andrieu & Roberts 2009), whose draws
-  come from the exact posterior whatever the estimator's variance. In a compound step this
-  needs every variable the estimate depends on in our step's block (after another step changed
-  one, the current point is evaluated again).
+  come from the exact posterior whatever the estimator's variance, when one step samples
+  every variable of the model: in a compound step the other steps draw fresh estimates, and
+  ours re-estimates its current point after they move (a step of ours built for part of
+  such a model warns).
 
 The estimator's variance costs efficiency, not exactness: see the usage page of the
 documentation, "Pseudo-marginal likelihoods", for the measured acceptance rate against the
@@ -171,8 +172,8 @@ class LogLikelihoodEstimateOp(RNGConsumerOp):
             f"The model's log density includes the pseudo-marginal estimate {self.name!r}, a "
             "random estimate without a gradient. Sample it with one of pymc_kernel_steps' steps, "
             "which keep the current point's estimate (pseudo-marginal Metropolis-Hastings): "
-            "pm.sample(step=KMCLite()) (or KMCFinite, KAMH, AdaptiveMetropolis, CKAM), given "
-            "every variable the estimate depends on. PyMC's default steps (Slice, Metropolis, "
+            "pm.sample(step=KMCLite()) (or KMCFinite, KAMH, AdaptiveMetropolis, CKAM), one step "
+            "for every variable of the model. PyMC's default steps (Slice, Metropolis, "
             "DEMetropolisZ) re-estimate the current point at every iteration and sample a wrong "
             "posterior; gradient-based methods (NUTS, find_MAP, ADVI) cannot use it."
         )

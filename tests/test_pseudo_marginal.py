@@ -17,6 +17,7 @@ from __future__ import annotations
 import functools
 import logging
 import math
+import warnings
 
 import numpy as np
 import pymc as pm
@@ -310,12 +311,15 @@ def test_plain_pm_sample_refuses_a_pseudo_marginal_model():
 
 
 def test_other_variables_still_get_pymcs_steps():
-    """A variable the estimate does not depend on is assigned by PyMC (NUTS) as before. (A few
-    iterations: NUTS's Hamiltonian includes the noisy estimate, so its trees run to their
-    maximum depth, about 600 estimates an iteration.)"""
+    """A variable the estimate does not depend on is assigned by PyMC (NUTS) as before, with a
+    warning: NUTS draws a fresh estimate at every evaluation, and ours re-estimates its current
+    point when NUTS moves, so the run is not exact. (A few iterations: NUTS's Hamiltonian
+    includes the noisy estimate, so its trees run to their maximum depth, about 600 estimates
+    an iteration.)"""
     with latent_model():
         pm.Normal("other")
-        step = KMCLite([pm.modelcontext(None)["theta"]])
+        with pytest.warns(UserWarning, match=r"not sample \['other'\]"):
+            step = KMCLite([pm.modelcontext(None)["theta"]])
         idata = pm.sample(
             step=step,
             tune=10,
@@ -326,6 +330,24 @@ def test_other_variables_still_get_pymcs_steps():
             compute_convergence_checks=False,
         )
     assert "other" in idata.posterior and "diverging" in idata.sample_stats
+
+
+def test_a_step_that_does_not_sample_every_variable_of_a_noisy_model_is_warned():
+    """In a compound step neither half is exact: ours re-estimates its current point when the
+    others move, and theirs draw a fresh estimate at every evaluation (docs/usage.md). Only a
+    step that samples every variable is not warned."""
+    with pm.Model():
+        mu = pm.Normal("mu", shape=2)
+        s = pm.HalfNormal("s")
+        pm.Normal("other")
+        pseudo_marginal_potential("loglik", good_estimate, [mu, s])
+        with pytest.warns(UserWarning, match=r"^KAMH: .*not sample \['other', 's_log__'\]"):
+            KAMH([mu])
+        with pytest.warns(UserWarning, match=r"^AdaptiveMetropolis: .*not sample \['other'\]"):
+            AdaptiveMetropolis([mu, s])
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            KAMH()
 
 
 # ---------------------------------------------------------------- bad input

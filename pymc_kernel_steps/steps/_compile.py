@@ -1,10 +1,25 @@
-"""PyMC's compile without numba's fast-math flags."""
+"""Compiling a step's log density: PyMC's compile without numba's fast-math flags, a hint for
+failures the user's code causes, and the warning of a noisy log density in a compound step."""
 
 from __future__ import annotations
 
 from pymc.pytensorf import compile as pm_compile_fastmath
 
-__all__ = ["failure_hint", "pm_compile"]
+__all__ = [
+    "NOISY_OUTSIDE",
+    "failure_hint",
+    "pm_compile",
+    "warn_if_noisy_outside_the_block",
+]
+
+#: the warning of a step whose log density is noisy and that does not sample every variable
+NOISY_OUTSIDE = (
+    "the model's log density is a noisy estimate (a pseudo-marginal likelihood), and this step "
+    "does not sample {}. In a compound step neither half is exact: each time another step "
+    "moves those variables this step must re-estimate its current point, and the other steps "
+    "draw a fresh estimate whenever they evaluate the model. Sample every variable with this "
+    "one step (step=KMCLite() and so on, without variables)."
+)
 
 
 def pm_compile(*args, **kwargs):
@@ -35,3 +50,13 @@ def failure_hint(error: Exception) -> str:
             "float32)"
         )
     return ""
+
+
+def warn_if_noisy_outside_the_block(step_name: str, outside: dict) -> None:
+    """Warn, at the construction of a step whose log density is noisy, if it does not sample
+    every free variable of the model (``outside``: the others' value variables)."""
+    import warnings
+
+    if outside:
+        names = sorted(value.name for value in outside)
+        warnings.warn(f"{step_name}: {NOISY_OUTSIDE.format(names)}", UserWarning, stacklevel=4)

@@ -27,7 +27,7 @@ from ..core.adaptation import RobbinsMonroScale, adaptation_probability
 from ..core.history import ChainHistory
 from ..core.moves import CoordinateWalk, Mixture, Move, Proposal, optimal_scale
 from ..core.scouting import Scouts
-from ._compile import failure_hint, pm_compile
+from ._compile import failure_hint, pm_compile, warn_if_noisy_outside_the_block
 from ._health import MIN_ACCEPTED_PER_PARAMETER, count_unusable, end_of_chain_warning, track_draw
 from ._history_input import states_from
 from ._pooling import PooledTuning
@@ -195,6 +195,8 @@ class KernelStep(StartScales, PooledTuning, ArrayStepShared):
         self._logp_fn, rng_updates = self._compile_log_density(logp, raveled_input, compile_kwargs)
         self._logp_rngs = list(rng_updates)
         self.noisy_logp = bool(self._logp_rngs)
+        if self.noisy_logp:
+            warn_if_noisy_outside_the_block(type(self).__name__, shared)
 
         super().__init__(vars, shared, blocked=True, rng=rng)
         self.tune = True
