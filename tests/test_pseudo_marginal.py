@@ -15,6 +15,7 @@ Both posteriors are Gaussian with known moments (MCSE z-tests).
 from __future__ import annotations
 
 import functools
+import inspect
 import logging
 import math
 import warnings
@@ -348,6 +349,26 @@ def test_a_step_that_does_not_sample_every_variable_of_a_noisy_model_is_warned()
         with warnings.catch_warnings():
             warnings.simplefilter("error")
             KAMH()
+
+
+def test_the_warning_with_a_discrete_variable_says_to_marginalise_it():
+    with pm.Model():
+        mu = pm.Normal("mu", shape=2)
+        pm.Bernoulli("z", 0.5)
+        pseudo_marginal_potential("loglik", good_estimate, mu)
+        with pytest.warns(UserWarning, match=r"not sample \['z'\].*discrete \['z'\].*marginal"):
+            KAMH()
+    # the warning points at the user's line, not at the package
+    with pm.Model():
+        mu = pm.Normal("mu", shape=2)
+        pm.Bernoulli("z", 0.5)
+        pseudo_marginal_potential("loglik", good_estimate, mu)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            warning_line = inspect.currentframe().f_lineno + 1
+            KAMH()
+    [record] = [w for w in caught if "pseudo-marginal" in str(w.message)]
+    assert record.filename == __file__ and record.lineno == warning_line
 
 
 # ---------------------------------------------------------------- bad input

@@ -3,6 +3,8 @@ failures the user's code causes, and the warning of a noisy log density in a com
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from pymc.pytensorf import compile as pm_compile_fastmath
 
 __all__ = [
@@ -12,13 +14,23 @@ __all__ = [
     "warn_if_noisy_outside_the_block",
 ]
 
+#: warnings point at the user's line, the first outside the package
+_PACKAGE_DIRECTORY = str(Path(__file__).resolve().parent.parent)
+
 #: the warning of a step whose log density is noisy and that does not sample every variable
 NOISY_OUTSIDE = (
     "the model's log density is a noisy estimate (a pseudo-marginal likelihood), and this step "
     "does not sample {}. In a compound step neither half is exact: each time another step "
     "moves those variables this step must re-estimate its current point, and the other steps "
-    "draw a fresh estimate whenever they evaluate the model. Sample every variable with this "
-    "one step (step=KMCLite() and so on, without variables)."
+    "draw a fresh estimate whenever they evaluate the model. {}"
+)
+#: the remedies: every continuous variable in one step, or no discrete variable at all
+SAMPLE_EVERY_VARIABLE = (
+    "Sample every variable with this one step (step=KMCLite() and so on, without variables)."
+)
+MARGINALISE_DISCRETE = (
+    "This package's steps take continuous variables only, so with the discrete {} the run "
+    "cannot be exact: sum them out of the model (marginalise) to sample it exactly."
 )
 
 
@@ -57,6 +69,12 @@ def warn_if_noisy_outside_the_block(step_name: str, outside: dict) -> None:
     every free variable of the model (``outside``: the others' value variables)."""
     import warnings
 
-    if outside:
-        names = sorted(value.name for value in outside)
-        warnings.warn(f"{step_name}: {NOISY_OUTSIDE.format(names)}", UserWarning, stacklevel=4)
+    from pymc.vartypes import discrete_types
+
+    if not outside:
+        return
+    names = sorted(value.name for value in outside)
+    discrete = sorted(value.name for value in outside if value.dtype in discrete_types)
+    remedy = MARGINALISE_DISCRETE.format(discrete) if discrete else SAMPLE_EVERY_VARIABLE
+    message = f"{step_name}: {NOISY_OUTSIDE.format(names, remedy)}"
+    warnings.warn(message, UserWarning, skip_file_prefixes=(_PACKAGE_DIRECTORY,))

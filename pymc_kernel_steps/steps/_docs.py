@@ -71,7 +71,7 @@ SHARED_PARAMETERS = {
     "compile_kwargs": """compile_kwargs : dict, optional
     Passed to :func:`pymc.pytensorf.compile` (for example ``{"mode": "CVM"}`` for a cheap
     Python ``Op``); those given to ``pm.sample`` do not reach a step you construct.""",
-    "rng": """rng : int, numpy.random.SeedSequence or numpy.random.Generator, optional
+    "rng": """rng : int, sequence of int, numpy SeedSequence, BitGenerator or Generator, optional
     Random state of a step driven by hand (``step.step(point)``). ``pm.sample`` reseeds it for
     every chain from ``random_seed`` (from fresh entropy when that is None), so under
     ``pm.sample`` it has no effect: pass ``random_seed`` there.""",

@@ -207,8 +207,9 @@ def sticky_excursion(step) -> list[str]:
 
 
 def end_of_chain_warning(step) -> SamplerWarning | None:
-    """One warning on the chain's last iteration if it was stuck, or many of its proposals
-    were degenerate or had a NaN log density (PyMC logs it at the end of the chain)."""
+    """One warning on the chain's last iteration if it was stuck, many of its proposals were
+    degenerate or had a NaN log density, or any had a log density of +inf (PyMC logs it at the
+    end of the chain)."""
     chain = step.chain
     if chain.iteration != chain.total_iterations or chain.total_iterations == 0:
         return None
@@ -246,30 +247,32 @@ def end_of_chain_warning(step) -> SamplerWarning | None:
             f"the model's log density was NaN at {chain.nan_log_densities} of {total} "
             "proposals (counted as rejections, stat `logp_nan`)"
         )
-    if chain.infinite_log_densities:
-        problems.append(
-            f"the model's log density was +inf at {chain.infinite_log_densities} of {total} "
-            f"proposals, first at {chain.first_infinite_at} (counted as rejections, stat "
-            "`logp_inf`): no proper posterior has such a point, so it is an overflow far from "
-            "the posterior (PyMC's `LKJCholeskyCov` gives +inf beyond a log-sd of about 19) or "
-            "a bug in the model; evaluate `model.compile_logp()` there to tell which"
-        )
-    note = ""
+    notes = []
     if chain.draws_diverging and step.divergence_advice:
-        note = (
+        notes.append(
             f"{name}: {chain.draws_diverging} of {chain.draws_done} draws after tuning are "
             f"`diverging`. {step.divergence_advice}"
         )
-    if not problems:  # a few divergences are the price of long steps: no warning
+    if chain.infinite_log_densities:  # reported even alone: the model has such points
+        notes.append(
+            f"{name}: the model's log density was +inf at {chain.infinite_log_densities} "
+            f"evaluations in the chain's {total} iterations, first at "
+            f"{chain.first_infinite_at}; each was rejected (stat `logp_inf`). No proper "
+            "posterior has such a point: it is an overflow far from the posterior (PyMC's "
+            "`LKJCholeskyCov` gives +inf beyond a log-sd of about 19), which costs nothing but "
+            "the rejection, or a bug in the model; evaluate `model.compile_logp()` there."
+        )
+    # a few divergences are the price of long steps: no warning for them alone
+    if not problems and not chain.infinite_log_densities:
         return None
-    stats = ", ".join(f"`{s}`" for s in step.stuck_chain_stats)
-    message = (
-        f"{name}: a chain may not have mixed: " + "; ".join(problems) + ". Look at the "
-        f"sample stats {stats} (with discard_tuned_samples=False for the tuning phase) and "
-        "at the trace; a longer tuning phase or a better initial point often helps."
-    )
-    if note:
-        message += " " + note
+    message = " ".join(notes)
+    if problems:
+        stats = ", ".join(f"`{s}`" for s in step.stuck_chain_stats)
+        message = (
+            f"{name}: a chain may not have mixed: " + "; ".join(problems) + ". Look at the "
+            f"sample stats {stats} (with discard_tuned_samples=False for the tuning phase) and "
+            "at the trace; a longer tuning phase or a better initial point often helps. " + message
+        ).strip()
     return SamplerWarning(WarningType.BAD_ACCEPTANCE, message, "warning")
 
 

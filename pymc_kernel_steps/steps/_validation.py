@@ -55,17 +55,20 @@ def require_fraction(name: str, value, *, zero: bool = False) -> None:
 
 
 def require_seed(name: str, value) -> None:
-    """Raise a TypeError (ValueError for a negative integer) naming ``name`` unless ``value``
-    is None, a non-negative integer, a ``numpy.random.SeedSequence`` or a ``Generator``."""
-    if value is None or isinstance(value, np.random.SeedSequence | np.random.Generator):
-        return
-    if isinstance(value, bool | np.bool_) or not isinstance(value, int | np.integer):
-        raise TypeError(
-            f"`{name}` must be None, a non-negative integer, a numpy SeedSequence or a numpy "
-            f"Generator, got {value!r} of type {type(value).__name__}."
-        )
-    if value < 0:
-        raise ValueError(f"`{name}` must be a non-negative integer seed, got {value!r}.")
+    """Raise a TypeError or ValueError naming ``name`` unless ``value`` seeds
+    :func:`numpy.random.default_rng` (None, a non-negative integer or a sequence of them, a
+    ``SeedSequence``, a ``BitGenerator`` or a ``Generator``: what PyMC's
+    ``get_random_generator`` takes); a bool is refused."""
+    if isinstance(value, bool | np.bool_):
+        raise TypeError(f"`{name}` must be a seed, not a bool, got {value!r}.")
+    try:
+        np.random.default_rng(value)
+    except (TypeError, ValueError) as error:
+        raise type(error)(
+            f"`{name}` must be None, a non-negative integer (or a sequence of them), a numpy "
+            f"SeedSequence, BitGenerator or Generator, got {value!r} of type "
+            f"{type(value).__name__} ({error})."
+        ) from None
 
 
 def require_mapping(name: str, value) -> None:

@@ -440,12 +440,13 @@ class AdaptiveHMC(KernelStep, withheld=("scouts", "walkers", "climb")):
             first = state is None
             chain.hamiltonian = HamiltonianState.at(self._logp_and_grad, x)
             evaluations += 1
+            if chain.inf_this_iteration:  # the current point, not a proposal: nothing to reject
+                where = "at the start" if first else "at the chain's current point"
+                raise LogDensityError(
+                    f"{self._where(x, self._point_map_info)}: the model's log density is +inf "
+                    f"{where}, which no proper posterior has (an overflow or a bug in the model)."
+                )
             if first:
-                if chain.inf_this_iteration:
-                    raise LogDensityError(
-                        f"{self._where(x, self._point_map_info)}: the model's log density is "
-                        "+inf at the start, which no proper posterior has (a bug in the model)."
-                    )
                 nan = chain.nan_this_iteration  # _logp_and_grad returns NaN as -inf
                 self._check_start(x, math.nan if nan else chain.hamiltonian.logp)
                 # the first metric: each coordinate's conditional variance at the start

@@ -317,15 +317,15 @@ class KernelStep(StartScales, PooledTuning, ArrayStepShared):
             ) from error
         if value == math.inf and not proposal:
             raise LogDensityError(
-                f"{self._where(x, point_map_info)}: the model's log density is +inf, which no "
-                "proper posterior has (a bug in the model, e.g. an unbounded likelihood term)."
+                f"{self._where(x, point_map_info)}: the model's log density is +inf at the chain's "
+                "start or current point (an overflow, or a bug in the model): no finite value."
             )
         if record:
             self._on_evaluation(x, value)
         return value
 
     def _on_evaluation(self, x: np.ndarray, value: float) -> None:
-        """Hook called with every evaluation of the model's log density (NaN included)."""
+        """Hook called with every evaluation of the model's log density (NaN, +inf included)."""
 
     def _where(self, x, point_map_info) -> str:
         """Where a failure happened: step, iteration and the point (the model's value
@@ -462,7 +462,7 @@ class KernelStep(StartScales, PooledTuning, ArrayStepShared):
 
         return self._result(q0, transition, evaluations, logp_nan, logp_inf)
 
-    def _result(self, q0, transition: Transition, evaluations: int, logp_nan, logp_inf=False):
+    def _result(self, q0, transition: Transition, evaluations: int, logp_nan: bool, logp_inf: bool):
         """The new state and this iteration's sample stats."""
         chain = self.chain
         accept_prob, accepted = transition.accept_prob, transition.accepted

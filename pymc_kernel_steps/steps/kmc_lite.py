@@ -246,18 +246,21 @@ class KMCLite(_KMC):
                 f"every draw: the surrogate is fitted to log densities, not to states; {hint}"
             )
         recorded = np.asarray(sample_stats["lp"].values, dtype=float)
-        if recorded.ndim == 3:  # (chain, draw, step): a compound step records one per step
-            raise ValueError(
-                f"`history`: sample_stats 'lp' has shape {recorded.shape}, one value per step "
-                "method and draw: the pilot was sampled by a compound step, whose steps' `lp` "
-                "PyMC records side by side (in PyMC 6.4 the first one's as 0). Pass the result "
-                f"of a run in which one step sampled every variable, {hint}"
-            )
+        if recorded.ndim == 3:  # (chain, draw, step) of a compound step: PyMC 6.4 keeps only
+            recorded = recorded[..., -1]  # the last step's, the model's log density at the draw
         values = recorded.reshape(-1)
         if values.shape != (n_states,):
             raise ValueError(
                 f"`history`: sample_stats 'lp' holds {values.size} values for {n_states} "
                 "states; expected one per draw."
+            )
+        if not np.any(values):
+            raise ValueError(
+                "`history`: sample_stats 'lp' is 0 at every draw: the pilot was sampled by a "
+                "compound step, of which PyMC 6.4 keeps only the last step's `lp` and records "
+                "the others as 0, and its last step recorded none (PyMC's Metropolis, Slice and "
+                "Gibbs steps do not). Pass a run whose last step is one of this package's, or "
+                f"in which one step sampled every variable, {hint}"
             )
         return values
 

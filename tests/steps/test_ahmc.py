@@ -12,7 +12,7 @@ import pytensor.tensor as pt
 import pytest
 from scipy import stats as stats_module
 
-from pymc_kernel_steps import AdaptiveHMC, LogDensityError
+from pymc_kernel_steps import KAMH, AdaptiveHMC, LogDensityError
 from pymc_kernel_steps.bench.targets import CountingLogp
 
 from ..helpers import CORRELATED_COV, CORRELATED_MEAN, assert_moments, correlated_gaussian_model
@@ -458,6 +458,27 @@ def test_infinite_log_density_is_a_counted_rejection_and_at_the_start_an_error()
     assert np.all(draws <= 2) and np.unique(draws).size > 20
     assert idata.sample_stats.logp_inf.values.any()
     assert not idata.sample_stats.logp_nan.values.any()
+
+
+@pytest.mark.parametrize("step_class", [AdaptiveHMC, KAMH])
+def test_infinite_log_density_at_the_current_point_after_another_step_moved_is_an_error(
+    step_class,
+):
+    """In compound sampling another step may move the rest of the model to where the log
+    density is +inf: the chain's current point then has no finite value to compare with, so
+    the step stops (as at the start) rather than carry on at -inf, rejecting everything."""
+    with pm.Model() as model:
+        x = pm.Normal("x")
+        y = pm.Flat("y")
+        pm.Potential("overflow", pt.switch(y > 2, np.inf, -0.5 * y**2))
+        step = step_class([x])
+    step.setup_chain(np.random.default_rng(0), 100, 100)
+    point = model.initial_point()
+    for _ in range(5):
+        point, _ = step.step(point)
+    point = {**point, "y": np.array(3.0)}
+    with pytest.raises(LogDensityError, match=r"\+inf"):
+        step.step(point)
 
 
 def test_competence_needs_a_gradient_as_nuts():

@@ -97,8 +97,9 @@ def test_what_the_datatree_shows():
     "kwargs, error, match",
     [
         ({"rng": "abc"}, TypeError, r"`rng` must be None, a non-negative integer"),
-        ({"rng": -1}, ValueError, r"`rng` must be a non-negative integer seed, got -1"),
+        ({"rng": -1}, ValueError, r"`rng` must be None, a non-negative integer.*got -1"),
         ({"rng": 2.5}, TypeError, r"`rng` must be None.*got 2.5 of type float"),
+        ({"rng": True}, TypeError, r"`rng` must be a seed, not a bool"),
         ({"compile_kwargs": "CVM"}, TypeError, r"`compile_kwargs` must be a dict.*'CVM'"),
     ],
 )
@@ -110,7 +111,10 @@ def test_bad_shared_parameters_name_themselves(public_step, kwargs, error, match
 
 def test_good_seeds_are_accepted():
     with correlated_gaussian_model():
-        for rng in (None, 0, np.int64(3), np.random.SeedSequence(1), np.random.default_rng(2)):
+        for rng in (
+            None, 0, np.int64(3), [1, 2], np.array([3, 4]), np.random.SeedSequence(1),
+            np.random.PCG64(5), np.random.default_rng(2),
+        ):  # fmt: skip
             KMCLite(rng=rng)
         KMCLite(compile_kwargs={})
 

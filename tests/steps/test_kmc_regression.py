@@ -387,16 +387,23 @@ def test_bad_regression_warm_start_names_the_parameter():
             KMCLite([x], surrogate="regression", history=_idata(states, np.zeros(50)))
 
 
-def test_a_pilot_from_a_compound_step_is_named_as_such():
-    """PyMC records a compound step's `lp` once per step: (chain, draw, steps)."""
+def test_a_pilot_from_a_compound_step_gives_the_last_step_s_log_densities_or_an_error():
+    """PyMC 6.4 keeps only a compound step's last `lp` (the others 0): the model's log density
+    at the draw when the last step records one, else 0 at every draw (an error, not a fit to
+    a constant)."""
     from pymc_kernel_steps import AdaptiveMetropolis
 
-    with pm.Model():
+    options = dict(tune=50, draws=100, chains=1, cores=1, random_seed=1, **QUIET)
+    with pm.Model() as model:
         a, b = pm.Normal("a"), pm.Normal("b")
-        pilot = pm.sample(
-            step=[AdaptiveMetropolis([a]), AdaptiveMetropolis([b])], tune=50, draws=100,
-            chains=1, cores=1, random_seed=1, progressbar=False, compute_convergence_checks=False,
-        )  # fmt: skip
+        pilot = pm.sample(step=[AdaptiveMetropolis([a]), AdaptiveMetropolis([b])], **options)
         assert pilot.sample_stats["lp"].shape == (1, 100, 2)
-        with pytest.raises(ValueError, match=r"shape \(1, 100, 2\).*compound step"):
+        step = KMCLite(history=pilot)
+        logp = model.compile_logp()
+        draws = zip(pilot.posterior["a"].values[0], pilot.posterior["b"].values[0], strict=True)
+        exact = [logp({"a": va, "b": vb}) for va, vb in draws]
+        np.testing.assert_allclose(step.warm_log_densities, exact, rtol=1e-12)
+        pilot = pm.sample(step=[AdaptiveMetropolis([a]), pm.Metropolis([b])], **options)
+        assert not pilot.sample_stats["lp"].values.any()
+        with pytest.raises(ValueError, match=r"'lp' is 0 at every draw.*compound step"):
             KMCLite(history=pilot)
