@@ -134,7 +134,7 @@ def _tuning_missing(idata) -> bool:
     return bool(tuning)
 
 
-def count_evaluations(idata, sampler_kind: str) -> int:
+def count_evaluations(idata, sampler_kind: str, var_names=None) -> int:
     """Target (or gradient) evaluations of a run, tuning included, from its sample stats.
 
     Parameters
@@ -153,7 +153,8 @@ def count_evaluations(idata, sampler_kind: str) -> int:
         ``"metropolis"``
             PyMC's ``Metropolis``: 2 evaluations (proposal and current point, ``delta_logp``) per
             accept test, and it makes one test per scalar element of a non-scalar variable
-            (``elemwise_update``): ``2 × (number of sampled elements)`` per iteration.
+            (``elemwise_update``): ``2 × (number of sampled elements)`` per iteration (see
+            ``var_names``).
         ``"demetropolisz"``
             PyMC's ``DEMetropolisZ``: 2 per iteration.
         ``"slice"``
@@ -162,14 +163,41 @@ def count_evaluations(idata, sampler_kind: str) -> int:
             stepping-out budget (``max_steps``) ran out, which over-counts by one (an error of
             well under 1 % at the default ``max_steps=100``); count with
             :class:`~pymc_kernel_steps.bench.targets.CountingLogp` for the exact figure.
+    var_names : list of str, optional
+        ``"metropolis"`` and ``"slice"``: the variables the step sampled, whose elements set the
+        count. Default: every variable in the posterior, which over-counts when it also holds
+        ``pm.Deterministic`` variables and under-counts when ``pm.sample(var_names=...)`` left
+        sampled ones out.
 
     Returns
     -------
     int
+
+    Raises
+    ------
+    TypeError
+        ``idata`` is not the result of ``pm.sample`` (no ``sample_stats``), or
+        ``sampler_kind`` is not a string.
+    ValueError
+        An unknown ``sampler_kind``, or ``"nuts"`` for a run of this package's steps (their
+        ``n_steps`` are surrogate leapfrog steps, not evaluations: use ``"kernel"``).
     """
+    if not isinstance(sampler_kind, str):
+        raise TypeError(f"`sampler_kind` must be a string, got {sampler_kind!r}.")
     kind = sampler_kind.lower()
     if kind not in EVALUATION_KINDS:
         raise ValueError(f"sampler_kind must be one of {EVALUATION_KINDS}, got {sampler_kind!r}")
+    if _group(idata, "sample_stats") is None:
+        raise TypeError(
+            "`idata` must be the result of pm.sample (a DataTree with sample_stats), got "
+            f"{type(idata).__name__} without them: its evaluations cannot be counted."
+        )
+    if kind == "nuts" and _stat(idata, "logp_evals", False) is not None:
+        raise ValueError(
+            "sampler_kind='nuts' counts leapfrog steps (`n_steps`), but this run has the stat "
+            "`logp_evals` of this package's steps, whose `n_steps` are surrogate leapfrog "
+            "steps that do not evaluate the model: use sampler_kind='kernel'."
+        )
     if _tuning_missing(idata):
         warnings.warn(
             "idata has no warmup groups: tuning evaluations are not counted (sample with "
@@ -190,7 +218,7 @@ def count_evaluations(idata, sampler_kind: str) -> int:
             total += 2 * iterations
         else:
             group = "warmup_posterior" if warmup else "posterior"
-            draws = posterior_draws(idata, group=group)
+            draws = posterior_draws(idata, var_names, group=group)
             size = draws.shape[-1]
             if kind == "metropolis":
                 total += 2 * size * iterations

@@ -107,6 +107,32 @@ def test_count_evaluations_warns_without_tuning_and_rejects_unknown_kinds():
         D.count_evaluations(idata, "kernel")
 
 
+def test_count_evaluations_counts_the_sampled_variables_not_the_deterministics():
+    """A Deterministic in the posterior is not sampled: `var_names` says which are."""
+    model = T.gaussian_model(COV)
+    with model:
+        pm.Deterministic("x_sum", model["x"].sum())
+        pm.Deterministic("x_big", pm.math.ones(40) * model["x"][0])
+    [op] = T.counting_ops(model)
+    op.reset()
+    idata = _sample(model, pm.Metropolis, tune=50, draws=100)
+    assert D.count_evaluations(idata, "metropolis", var_names=["x"]) == op.n_calls
+    assert D.count_evaluations(idata, "metropolis") > op.n_calls  # the documented default
+
+
+def test_count_evaluations_refuses_what_it_cannot_count():
+    model = T.gaussian_model(COV)
+    idata = _sample(model, pks.AdaptiveMetropolis, tune=20, draws=30)
+    with pytest.raises(TypeError, match="`idata` must be the result of pm.sample"):
+        D.count_evaluations(idata.posterior, "kernel")
+    with pytest.raises(TypeError, match="`idata` must be the result of pm.sample"):
+        D.count_evaluations({}, "kernel")
+    with pytest.raises(TypeError, match="`sampler_kind` must be a string"):
+        D.count_evaluations(idata, 42)
+    with pytest.raises(ValueError, match="use sampler_kind='kernel'"):
+        D.count_evaluations(idata, "nuts")
+
+
 def test_summarize_on_metropolis(metropolis_run):
     idata, calls = metropolis_run
     run = D.SamplerRun("Metropolis", idata, target_evaluations=calls, seconds=2.0)

@@ -233,6 +233,10 @@ def test_arguments_are_checked_by_name():
             sample(10, chains=0, step=KAMH())
         with pytest.raises(TypeError, match="`client`"):
             sample(10, step=KAMH(), client="tcp://localhost:8786")
+        with pytest.raises(TypeError, match="`var_names` must be a list of names.*'x'"):
+            sample(10, step=KAMH(), var_names="x")
+        with pytest.raises(TypeError, match="`progressbar` must be True or False"):
+            sample(10, step=KAMH(), progressbar="combined")
 
 
 def test_without_dask_the_import_error_names_the_extra():

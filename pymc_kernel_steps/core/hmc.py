@@ -85,7 +85,10 @@ def leapfrog_with_logp(
 
 
 def _kinetic(p, inv_mass) -> float:
-    return 0.5 * float(np.sum(p * p * inv_mass))
+    """``½ pᵀ M⁻¹ p``; +inf for a diverged trajectory's momentum (rejected), without NumPy's
+    overflow warning."""
+    with np.errstate(over="ignore"):
+        return 0.5 * float(np.sum(p * p * inv_mass))
 
 
 def hmc_transition(

@@ -103,7 +103,8 @@ def sample(
         ``pymc.sample(..., chains=chains, random_seed=random_seed)``'s chain ``c``, whatever the
         number of workers and the order in which the chains finish.
     progressbar : bool
-        Show each chain's progress (reported by the workers about once a second).
+        Show each chain's progress (reported by the workers about once a second). True or
+        False: ``pm.sample``'s bar styles (``"combined"``, ``"split"``) are not offered.
     initvals, var_names, discard_tuned_samples, compute_convergence_checks, keep_warning_stat, \
 idata_kwargs, compile_kwargs, quiet
         As for :func:`pymc.sample`.
@@ -178,6 +179,8 @@ idata_kwargs, compile_kwargs, quiet
         model, step, chains, initvals, initial_point_seeds, compile_kwargs
     )
     trace_vars = None
+    if isinstance(var_names, str):  # pm.sample would test substrings of it, silently
+        raise TypeError(f"`var_names` must be a list of names, got the string {var_names!r}.")
     if var_names is not None:
         trace_vars = [v for v in model.unobserved_RVs if v.name in var_names]
         missing = set(var_names) - {v.name for v in trace_vars}

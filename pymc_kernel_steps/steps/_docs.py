@@ -171,8 +171,9 @@ SHARED_PARAMETERS = {
     with them and fits the surrogate, whitening, mass matrix and step size to them before
     its first iteration, with no wait for a first fit; tuning then goes on from there (and may
     be short). With ``tune=0`` the kernel is fixed from the first draw (it depends on these
-    states, never on the chain's own draws), so the draws stay exact. At least 10 distinct
-    states; they are copied, not modified.""",
+    states, never on the chain's own draws), so it is exact; the chain still starts at PyMC's
+    initial point, so with ``tune=0`` also start it in the posterior (``initvals=`` from the
+    earlier run's last draws). At least 10 distinct states; they are copied, not modified.""",
 }
 
 #: text other than parameters that several docstrings share

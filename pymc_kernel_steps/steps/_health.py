@@ -206,6 +206,34 @@ def sticky_excursion(step) -> list[str]:
     ]
 
 
+#: where a step keeps its own learned move in ``step.chain`` (by the step's ``name``)
+OWN_MOVES = {"kmc_lite": "hmc", "kmc_finite": "hmc", "kamh": "kam", "adaptive_metropolis": "kam"}
+
+
+def unfitted_own_move(step) -> str | None:
+    """The note of a chain that drew with its own learned move (the surrogate trajectory, the
+    KAM proposal) never fitted: its tuning phase, if any, ended before the first fit (or a warm
+    start gave none), so its draws came from its other moves alone."""
+    chain = step.chain
+    attribute = OWN_MOVES.get(step.name)
+    move = getattr(chain, attribute, None) if attribute else None
+    if move is None or move.ready or chain.draws_done == 0:
+        return None
+    tuned = chain.total_iterations - chain.draws_done
+    when = (
+        "there was no tuning phase (tune=0) to fit it in"
+        if tuned == 0
+        else f"the {tuned} tuning iterations ended before its first fit"
+    )
+    return (
+        f"{type(step).__name__}: its `{move.kind}` move was never fitted: {when}, which waits "
+        "for a history of some hundred states with enough accepted moves. The draws are exact "
+        "but came from its other moves alone (a random walk, and with moves='learned' "
+        "differential evolution and snooker). Tune for longer, or warm-start it (`history=`, "
+        "for the KMC steps)."
+    )
+
+
 def end_of_chain_warning(step) -> SamplerWarning | None:
     """One warning on the chain's last iteration if it was stuck, many of its proposals were
     degenerate or had a NaN log density, or any had a log density of +inf (PyMC logs it at the
@@ -262,8 +290,10 @@ def end_of_chain_warning(step) -> SamplerWarning | None:
             "`LKJCholeskyCov` gives +inf beyond a log-sd of about 19), which costs nothing but "
             "the rejection, or a bug in the model; evaluate `model.compile_logp()` there."
         )
+    if unfitted := unfitted_own_move(step):
+        notes.append(unfitted)
     # a few divergences are the price of long steps: no warning for them alone
-    if not problems and not chain.infinite_log_densities:
+    if not problems and not chain.infinite_log_densities and not unfitted:
         return None
     message = " ".join(notes)
     if problems:

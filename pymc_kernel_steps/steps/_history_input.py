@@ -38,7 +38,7 @@ def states_from(step, history, parameter: str = "history", model=None) -> np.nda
     else:
         try:
             states = np.array(history, dtype=float)
-        except (TypeError, ValueError) as error:
+        except (TypeError, ValueError, NotImplementedError) as error:  # the last: a MultiTrace
             raise TypeError(
                 f"`{parameter}` must be an ArviZ DataTree/InferenceData with a posterior "
                 f"(the result of pm.sample), its posterior, or an (n, {step.dim}) array of "

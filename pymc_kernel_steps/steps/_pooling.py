@@ -20,7 +20,10 @@ class PooledTuning:
     pools_tuning_data: ClassVar[bool] = False
 
     def tuning_data(self) -> TuningData:
-        """This chain's own tuning data so far (never what it absorbed from other chains)."""
+        """This chain's own data so far (never what it absorbed from other chains): the most
+        recent half of its history and its recorded evaluations. Meant for the tuning phase,
+        when pooled tuning calls it; called after draws, the history's recent half holds draws
+        too."""
         history = self.chain.history
         points, values = self._own_evaluations()
         return TuningData(history.points[len(history) // 2 :].copy(), points, values)

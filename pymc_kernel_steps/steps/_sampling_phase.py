@@ -37,8 +37,10 @@ def sampling_phase(idata, *, flag: str = "exploring"):
     Returns
     -------
     DataTree
-        A copy in which every group with a ``draw`` dimension (``posterior``, ``sample_stats``,
-        ``log_likelihood``, their ``warmup_`` twins...) keeps only the sampling-phase draws. The
+        A copy in which every group of the MCMC draws (``posterior``, ``sample_stats``,
+        ``log_likelihood``, ``posterior_predictive``, their ``warmup_`` twins...) keeps only
+        the sampling-phase draws; ``prior`` and ``prior_predictive``, whose draws are not the
+        chain's, and the groups without draws are kept as they are. The
         cycle schedule depends only on the iteration number, so when every chain has the same
         schedule (the usual case: one ``cycle_length`` and ``tune`` for all chains) the
         exploration draws are *removed* and the sampling phases of consecutive cycles are
@@ -50,11 +52,18 @@ def sampling_phase(idata, *, flag: str = "exploring"):
     """
     import xarray as xr
 
+    if not isinstance(idata, xr.DataTree) or "posterior" not in idata.children:
+        raise TypeError(
+            "`idata` must be the DataTree that pm.sample returns (with its posterior and "
+            f"sample_stats groups), got {type(idata).__name__}"
+            + (" without a posterior group" if isinstance(idata, xr.DataTree) else "")
+            + "; pass the whole result, not idata.posterior or a MultiTrace."
+        )
     groups = {}
     for path, node in idata.children.items():
         dataset = node.to_dataset()
-        if "draw" not in dataset.dims:
-            groups[path] = dataset
+        if "draw" not in dataset.dims or path.startswith("prior"):
+            groups[path] = dataset  # no draws, or draws that are not the chain's
             continue
         stats_name = "warmup_sample_stats" if path.startswith("warmup") else "sample_stats"
         if stats_name not in idata.children:
@@ -68,6 +77,12 @@ def sampling_phase(idata, *, flag: str = "exploring"):
         extra = [dim for dim in exploring.dims if dim not in ("chain", "draw")]
         if extra:  # one column per CKAM block
             exploring = exploring.any(dim=extra)
+        if dataset.sizes["draw"] != exploring.sizes["draw"]:
+            raise ValueError(
+                f"`idata.{path}` has {dataset.sizes['draw']} draws and `idata.{stats_name}` "
+                f"{exploring.sizes['draw']}: its draws are not the chain's iterations, so "
+                "the sampling phases cannot be picked from it."
+            )
         keep = ~exploring.astype(bool)
         per_chain = keep.values
         if np.all(per_chain == per_chain[:1]):

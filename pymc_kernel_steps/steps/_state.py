@@ -60,7 +60,10 @@ class TuningData:
 
     @classmethod
     def concatenate(cls, parts, dim: int) -> TuningData:
-        """The data of every chain in ``parts`` together (checked: ``dim`` columns)."""
+        """The data of every chain in ``parts`` together (checked: a sequence of them, ``dim``
+        columns, finite states and points; a log density may be -inf or NaN, as recorded)."""
+        if isinstance(parts, TuningData):
+            raise TypeError("expected a sequence of TuningData (one per chain), got one TuningData")
         parts = list(parts)
         for part in parts:
             if not isinstance(part, TuningData):
@@ -73,6 +76,8 @@ class TuningData:
                 )
             if np.shape(part.log_densities) != points.shape[:1]:
                 raise ValueError("tuning data: one log density per point expected")
+            if not (np.all(np.isfinite(part.states)) and np.all(np.isfinite(points))):
+                raise ValueError("tuning data: its states and points must be finite")
         empty = np.empty((0, dim))
         return cls(
             np.concatenate([empty, *(np.asarray(p.states, float) for p in parts)]),
@@ -230,7 +235,10 @@ class Transition:
 
 @dataclass_state
 class KernelStepState(StepMethodState):
-    """A step's sampling state as PyMC's ``sampling_state`` gets and sets it."""
+    """A step's sampling state as PyMC's ``sampling_state`` gets and sets it; ``name``, the
+    step's kind, is frozen, so that one step's state is refused by a step of another kind
+    (whose chain state has other fields)."""
 
+    name: str = field(metadata={"frozen": True})
     tune: bool
     chain: ChainState

@@ -477,6 +477,39 @@ def test_sampling_phase_keeps_only_sampling_draws():
         )
 
 
+@pytest.mark.parametrize("prior_draws", [300, 1000])
+def test_sampling_phase_keeps_the_prior_groups_as_they_are(prior_draws):
+    """The prior's draws are not the chain's: fewer of them raised an IndexError, as many or
+    more were cut silently by the chain's flags."""
+    model = correlated_gaussian_model()
+    with model:
+        idata = pm.sample(
+            step=CKAM(cycle_length=100), tune=100, draws=600, chains=1, cores=1, random_seed=3,
+            **QUIET,
+        )  # fmt: skip
+        idata.update(pm.sample_prior_predictive(draws=prior_draws, random_seed=1))
+    selected = sampling_phase(idata)
+    prior = idata["prior"].to_dataset()
+    assert prior.sizes["draw"] == prior_draws
+    assert selected["prior"].to_dataset().identical(prior)
+    assert selected.posterior.sizes["draw"] == (~idata.sample_stats.exploring.values[0]).sum()
+
+
+def test_sampling_phase_of_something_else_is_a_clear_error():
+    with correlated_gaussian_model():
+        idata = pm.sample(
+            step=CKAM(cycle_length=100), tune=100, draws=200, chains=1, cores=1, random_seed=3,
+            **QUIET,
+        )  # fmt: skip
+    for wrong in (idata.posterior, idata.posterior.to_dataset(), [1, 2]):
+        with pytest.raises(TypeError, match="`idata` must be the DataTree that pm.sample"):
+            sampling_phase(wrong)
+    shorter = idata.copy()
+    shorter["posterior_predictive"] = idata.posterior.to_dataset().isel(draw=slice(0, 50))
+    with pytest.raises(ValueError, match="posterior_predictive` has 50 draws"):
+        sampling_phase(shorter)
+
+
 def test_pickle_round_trip_steps_identically():
     model = correlated_gaussian_model()
     with model:

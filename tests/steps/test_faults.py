@@ -220,3 +220,22 @@ def test_exception_under_parallel_chains_names_the_chain():
     assert isinstance(info.value.__cause__, LogDensityError)
     assert "of chain" in str(info.value.__cause__)
     assert "UserBug: solver diverged" in str(info.value)
+
+
+@pytest.mark.parametrize("own_step", ["KMCLite", "KMCFinite", "KAMH"])
+@pytest.mark.parametrize("tune", [0, 1000])
+def test_draws_without_the_step_s_own_move_get_a_warning(own_step, tune, caplog):
+    """A tuning phase too short for the first fit (or none) leaves the draws to the other
+    moves: exact, but not what the user chose the step for, so they are told."""
+    import pymc_kernel_steps
+
+    step_class = getattr(pymc_kernel_steps, own_step)
+    with pm.Model() as model:
+        pm.Normal("x", shape=10)
+    with caplog.at_level(logging.WARNING, logger="pymc"):
+        _sample(model, step_class, tune=tune, draws=300)
+    messages = [r.getMessage() for r in caplog.records if "was never fitted" in r.getMessage()]
+    if tune == 0:
+        assert len(messages) == 1 and "no tuning phase (tune=0)" in messages[0]
+    else:
+        assert not messages

@@ -5,6 +5,7 @@ from __future__ import annotations
 import cloudpickle
 import numpy as np
 import pymc as pm
+import pytest
 
 from pymc_kernel_steps.bench.targets import CountingLogp
 
@@ -59,3 +60,37 @@ def test_pickled_step_resumes_identically_mid_chain(step_class):
         runs.append(np.array(out))
     np.testing.assert_array_equal(runs[0], runs[1])
     assert np.unique(runs[0], axis=0).shape[0] > 10  # the chain moves
+
+
+def _go_on(step, point, iterations):
+    draws = []
+    for _ in range(iterations):
+        point, _ = step.step(point)
+        draws.append(point["x"].copy())
+    return point, np.array(draws)
+
+
+def test_a_sampling_state_round_trip_resumes_identically_and_another_step_s_is_refused():
+    """PyMC's ``sampling_state``: restoring a state into a fresh step of the same kind gives
+    the same draws as going on; a state of another kind of step (whose chain state has other
+    fields) is refused, naming the field, instead of failing later inside the step."""
+    from pymc_kernel_steps import KAMH, KMCLite
+
+    from ..helpers import correlated_gaussian_model
+
+    with correlated_gaussian_model() as model:
+        steps = {cls: cls() for cls in (KMCLite, KAMH)}
+    for step in steps.values():
+        step.setup_chain(np.random.default_rng(0), 300, 100)
+        point, _ = _go_on(step, model.initial_point(), 350)  # through the end of tuning
+        state = step.sampling_state
+        _, going_on = _go_on(step, point, 30)
+        with model:
+            fresh = type(step)()
+        fresh.setup_chain(np.random.default_rng(9), 300, 100)
+        fresh.sampling_state = state
+        _, resumed = _go_on(fresh, point, 30)
+        np.testing.assert_array_equal(going_on, resumed)
+        assert len(np.unique(resumed[:, 0])) > 1  # the chain moved
+    with pytest.raises(ValueError, match="frozen fields. Field 'name'.*kamh.*kmc_lite"):
+        steps[KAMH].sampling_state = steps[KMCLite].sampling_state

@@ -605,3 +605,15 @@ def test_warm_start_from_an_earlier_run_with_transformed_variables(kmc_class):
 def test_bad_warm_start_names_the_parameter(kmc_class, history, match):
     with correlated_gaussian_model(), pytest.raises((ValueError, TypeError), match=match):
         kmc_class(history=history)
+
+
+def test_a_multitrace_as_warm_start_is_named(kmc_class):
+    """pm.sample(return_inferencedata=False) gives a MultiTrace, which NumPy cannot convert
+    (NotImplementedError without a message): the error says what `history` takes."""
+    with correlated_gaussian_model():
+        trace = pm.sample(
+            tune=20, draws=30, chains=1, cores=1, step=pm.Metropolis(), random_seed=1,
+            return_inferencedata=False, progressbar=False, compute_convergence_checks=False,
+        )  # fmt: skip
+        with pytest.raises(TypeError, match=r"`history` must be an ArviZ DataTree.*MultiTrace"):
+            kmc_class(history=trace)

@@ -131,3 +131,13 @@ def test_tuning_data_of_another_dimension_is_refused():
     states = np.zeros((10, DIM + 1))
     with pytest.raises(ValueError, match="dimension"):
         chain.step.absorb_tuning_data([TuningData(states, states, np.zeros(10))])
+
+
+def test_non_finite_tuning_data_and_a_single_one_are_refused_when_absorbed():
+    """Not later, mid-tuning, by a fit that cannot say where its NaN came from."""
+    chain = _chain(KMCLite)
+    states = np.full((10, DIM), np.nan)
+    with pytest.raises(ValueError, match="must be finite"):
+        chain.step.absorb_tuning_data([TuningData(states, np.zeros((0, DIM)), np.zeros(0))])
+    with pytest.raises(TypeError, match="a sequence of TuningData.*got one"):
+        chain.step.absorb_tuning_data(_far_away_data())
