@@ -298,6 +298,11 @@ def summarize(run: SamplerRun, true_mean=None, true_var=None, var_names=None) ->
         (``‖posterior mean‖``), ``accept_rate`` (NaN if the sampler reports none), plus
         ``run.extra``.
     """
+    if not isinstance(run, SamplerRun):
+        raise TypeError(
+            f"`run` must be a SamplerRun, got {type(run).__name__}: wrap a result of pm.sample "
+            "as SamplerRun(name, idata, target_evaluations, seconds)."
+        )
     draws = posterior_draws(run.idata, var_names)
     n_chains, n_draws, _ = draws.shape
     with warnings.catch_warnings():
@@ -396,7 +401,11 @@ def comparison_table(
     -------
     str
     """
+    if isinstance(rows, dict):
+        raise TypeError("`rows` must be an iterable of dicts, one per run; got one: pass [row].")
     rows = list(rows)
+    if not all(isinstance(row, dict) for row in rows):
+        raise TypeError("`rows` must be an iterable of dicts, one per run (see summarize).")
     columns = DEFAULT_COLUMNS if columns is None else columns
     cols = [(c, c) if isinstance(c, str) else tuple(c) for c in columns]
     header = [h for _, h in cols]

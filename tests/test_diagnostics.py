@@ -202,3 +202,15 @@ def test_comparison_table_is_aligned():
     assert md_lines[0].startswith("| name") and "evals" in md_lines[0]
     assert set(md_lines[1]) <= set("|:-")
     assert all(line.startswith("|") and line.endswith("|") for line in md_lines)
+
+
+def test_summarize_and_the_table_name_what_they_take(metropolis_run):
+    idata, calls = metropolis_run
+    with pytest.raises(TypeError, match="`run` must be a SamplerRun.*wrap"):
+        D.summarize(idata)
+    row = D.summarize(D.SamplerRun("Metropolis", idata, calls))
+    assert "Metropolis" in D.comparison_table([row])
+    with pytest.raises(TypeError, match="got one: pass \\[row\\]"):
+        D.comparison_table(row)
+    with pytest.raises(TypeError, match="iterable of dicts"):
+        D.comparison_table(["Metropolis"])
