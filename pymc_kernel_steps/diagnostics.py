@@ -164,10 +164,10 @@ def count_evaluations(idata, sampler_kind: str, var_names=None) -> int:
             well under 1 % at the default ``max_steps=100``); count with
             :class:`~pymc_kernel_steps.bench.targets.CountingLogp` for the exact figure.
     var_names : list of str, optional
-        ``"metropolis"`` and ``"slice"``: the variables the step sampled, whose elements set the
-        count. Default: every variable in the posterior, which over-counts when it also holds
-        ``pm.Deterministic`` variables and under-counts when ``pm.sample(var_names=...)`` left
-        sampled ones out.
+        ``"metropolis"`` and ``"slice"`` only: the variables the step sampled, whose elements
+        set the count. Default: every variable in the posterior, which over-counts when it also
+        holds ``pm.Deterministic`` variables. A run whose posterior leaves sampled variables
+        out (``pm.sample(var_names=...)``) cannot be counted this way.
 
     Returns
     -------
@@ -179,8 +179,9 @@ def count_evaluations(idata, sampler_kind: str, var_names=None) -> int:
         ``idata`` is not the result of ``pm.sample`` (no ``sample_stats``), or
         ``sampler_kind`` is not a string.
     ValueError
-        An unknown ``sampler_kind``, or ``"nuts"`` for a run of this package's steps (their
-        ``n_steps`` are surrogate leapfrog steps, not evaluations: use ``"kernel"``).
+        An unknown ``sampler_kind``; ``"nuts"`` for a run of this package's steps (they record
+        their evaluations in ``logp_evals``: use ``"kernel"``); ``var_names`` for a kind that
+        does not use it.
     """
     if not isinstance(sampler_kind, str):
         raise TypeError(f"`sampler_kind` must be a string, got {sampler_kind!r}.")
@@ -195,9 +196,11 @@ def count_evaluations(idata, sampler_kind: str, var_names=None) -> int:
     if kind == "nuts" and _stat(idata, "logp_evals", False) is not None:
         raise ValueError(
             "sampler_kind='nuts' counts leapfrog steps (`n_steps`), but this run has the stat "
-            "`logp_evals` of this package's steps, whose `n_steps` are surrogate leapfrog "
-            "steps that do not evaluate the model: use sampler_kind='kernel'."
+            "`logp_evals` of this package's steps, which counts their evaluations (their "
+            "`n_steps` may be surrogate steps that evaluate nothing): use sampler_kind='kernel'."
         )
+    if var_names is not None and kind not in ("metropolis", "slice"):
+        raise ValueError(f"`var_names` is for 'metropolis' and 'slice', not {kind!r}.")
     if _tuning_missing(idata):
         warnings.warn(
             "idata has no warmup groups: tuning evaluations are not counted (sample with "

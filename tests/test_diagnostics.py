@@ -131,6 +131,8 @@ def test_count_evaluations_refuses_what_it_cannot_count():
         D.count_evaluations(idata, 42)
     with pytest.raises(ValueError, match="use sampler_kind='kernel'"):
         D.count_evaluations(idata, "nuts")
+    with pytest.raises(ValueError, match="`var_names` is for 'metropolis' and 'slice'"):
+        D.count_evaluations(idata, "kernel", var_names=["x"])
 
 
 def test_summarize_on_metropolis(metropolis_run):

@@ -233,8 +233,8 @@ def test_arguments_are_checked_by_name():
             sample(10, chains=0, step=KAMH())
         with pytest.raises(TypeError, match="`client`"):
             sample(10, step=KAMH(), client="tcp://localhost:8786")
-        with pytest.raises(TypeError, match="`var_names` must be a list of names.*'x'"):
-            sample(10, step=KAMH(), var_names="x")
+        with pytest.raises(ValueError, match=r"`var_names`: the model has no variables \['xy'\]"):
+            sample(10, step=KAMH(), var_names="xy")  # one name, not the letters 'x', 'y'
         with pytest.raises(TypeError, match="`progressbar` must be True or False"):
             sample(10, step=KAMH(), progressbar="combined")
 

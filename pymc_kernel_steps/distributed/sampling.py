@@ -179,8 +179,8 @@ idata_kwargs, compile_kwargs, quiet
         model, step, chains, initvals, initial_point_seeds, compile_kwargs
     )
     trace_vars = None
-    if isinstance(var_names, str):  # pm.sample would test substrings of it, silently
-        raise TypeError(f"`var_names` must be a list of names, got the string {var_names!r}.")
+    if isinstance(var_names, str):  # one name, not its letters
+        var_names = [var_names]
     if var_names is not None:
         trace_vars = [v for v in model.unobserved_RVs if v.name in var_names]
         missing = set(var_names) - {v.name for v in trace_vars}

@@ -220,6 +220,9 @@ def unfitted_own_move(step) -> str | None:
     if move is None or move.ready or chain.draws_done == 0:
         return None
     tuned = chain.total_iterations - chain.draws_done
+    learned = getattr(chain, "learned_moves", None)
+    others = [chain.random_walk] if learned is None else [m for m in learned.moves if m is not move]
+    used = [f"`{m.kind}`" for m in others if m is not None and m.ready] or ["`random_walk`"]
     when = (
         "there was no tuning phase (tune=0) to fit it in"
         if tuned == 0
@@ -228,9 +231,8 @@ def unfitted_own_move(step) -> str | None:
     return (
         f"{type(step).__name__}: its `{move.kind}` move was never fitted: {when}, which waits "
         "for a history of some hundred states with enough accepted moves. The draws are exact "
-        "but came from its other moves alone (a random walk, and with moves='learned' "
-        "differential evolution and snooker). Tune for longer, or warm-start it (`history=`, "
-        "for the KMC steps)."
+        f"but came from the moves ready when tuning ended alone: {', '.join(used)}. Tune for "
+        "longer, or warm-start it (`history=`, for the KMC steps)."
     )
 
 

@@ -19,6 +19,7 @@ __all__ = [
     "HMC_STATS",
     "ChainState",
     "KernelStepState",
+    "RefusesOtherKindsOfState",
     "MoveRuns",
     "Transition",
     "TuningData",
@@ -231,6 +232,26 @@ class Transition:
         """Rejected without evaluating the model (a non-finite proposal or correction), not a
         null proposal."""
         return not self.proposal.evaluated and not self.proposal.null
+
+
+class RefusesOtherKindsOfState:
+    """Mixin of the steps: the ``sampling_state`` setter refuses a state of another kind of
+    step before anything is set (PyMC's setter checks the frozen ``name`` only after it has
+    restored the state's generator)."""
+
+    @property
+    def sampling_state(self):
+        return super().sampling_state
+
+    @sampling_state.setter
+    def sampling_state(self, state) -> None:
+        kind = getattr(state, "name", None)
+        if kind != self.name:
+            raise ValueError(
+                f"{type(self).__name__} (a {self.name!r} step) cannot take the sampling state "
+                f"of a {kind!r} step; nothing was set."
+            )
+        super(RefusesOtherKindsOfState, type(self)).sampling_state.fset(self, state)
 
 
 @dataclass_state

@@ -33,7 +33,7 @@ from ._history_input import states_from
 from ._pooling import PooledTuning
 from ._signature import explicit_signature
 from ._start import StartScales
-from ._state import ChainState, KernelStepState, Transition, TuningData
+from ._state import ChainState, KernelStepState, RefusesOtherKindsOfState, Transition, TuningData
 from ._threads import single_threaded_blas
 from ._validation import require_bool, require_int, require_mapping, require_seed
 
@@ -78,7 +78,7 @@ class LogDensityError(RuntimeError):
     """The model's log density failed (raised, or returned +inf) at a point a step proposed."""
 
 
-class KernelStep(StartScales, PooledTuning, ArrayStepShared):
+class KernelStep(StartScales, PooledTuning, RefusesOtherKindsOfState, ArrayStepShared):
     """Base class of the step methods in this package (not used directly).
 
     Subclasses implement :meth:`_new_chain`, :meth:`_propose` and :meth:`_adapt`, and may extend

@@ -223,19 +223,34 @@ def test_exception_under_parallel_chains_names_the_chain():
 
 
 @pytest.mark.parametrize("own_step", ["KMCLite", "KMCFinite", "KAMH"])
-@pytest.mark.parametrize("tune", [0, 1000])
+@pytest.mark.parametrize("tune", [0, 30, 1000])
 def test_draws_without_the_step_s_own_move_get_a_warning(own_step, tune, caplog):
-    """A tuning phase too short for the first fit (or none) leaves the draws to the other
-    moves: exact, but not what the user chose the step for, so they are told."""
+    """A tuning phase too short for the first fit (or none) leaves the draws to the moves ready
+    then: exact, but not what the user chose the step for, so they are told which."""
     import pymc_kernel_steps
 
     step_class = getattr(pymc_kernel_steps, own_step)
     with pm.Model() as model:
         pm.Normal("x", shape=10)
     with caplog.at_level(logging.WARNING, logger="pymc"):
-        _sample(model, step_class, tune=tune, draws=300)
+        idata = _sample(model, step_class, tune=tune, draws=300)
     messages = [r.getMessage() for r in caplog.records if "was never fitted" in r.getMessage()]
-    if tune == 0:
-        assert len(messages) == 1 and "no tuning phase (tune=0)" in messages[0]
-    else:
+    if tune == 1000:
         assert not messages
+        return
+    when = "no tuning phase (tune=0)" if tune == 0 else "the 30 tuning iterations ended"
+    assert len(messages) == 1 and when in messages[0]
+    used = {MOVE_KINDS[k] for k in np.unique(idata.sample_stats.move.values)}
+    named = messages[0].split("ready when tuning ended alone: ")[1].split(". Tune")[0]
+    assert used == {"random_walk"} and named == "`random_walk`"
+
+
+def test_a_warm_start_with_tune_0_fits_first_and_gets_no_such_warning(caplog):
+    from pymc_kernel_steps import KMCFinite
+
+    states = np.random.default_rng(1).standard_normal((500, 10))
+    with pm.Model() as model:
+        pm.Normal("x", shape=10)
+    with caplog.at_level(logging.WARNING, logger="pymc"):
+        _sample(model, lambda: KMCFinite(history=states), tune=0, draws=300)
+    assert not [r for r in caplog.records if "was never fitted" in r.getMessage()]
