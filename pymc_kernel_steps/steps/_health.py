@@ -206,16 +206,13 @@ def sticky_excursion(step) -> list[str]:
     ]
 
 
-#: where a step keeps its own learned move in ``step.chain`` (by the step's ``name``)
-OWN_MOVES = {"kmc_lite": "hmc", "kmc_finite": "hmc", "kamh": "kam", "adaptive_metropolis": "kam"}
-
-
 def unfitted_own_move(step) -> str | None:
     """The note of a chain that drew with its own learned move (the surrogate trajectory, the
     KAM proposal) never fitted: its tuning phase, if any, ended before the first fit (or a warm
-    start gave none), so its draws came from its other moves alone."""
+    start gave none), so its draws came from its other moves alone. A step names the attribute
+    of its chain that holds that move in its class attribute ``own_move`` (none: no check)."""
     chain = step.chain
-    attribute = OWN_MOVES.get(step.name)
+    attribute = getattr(step, "own_move", None)
     move = getattr(chain, attribute, None) if attribute else None
     if move is None or move.ready or chain.draws_done == 0:
         return None

@@ -143,6 +143,7 @@ class _KMC(KernelStep):
     progress_scale_stat = "step_size"
     progress_scale_label = "Step size"
     estimator_name = ""
+    own_move = "hmc"  # the chain's attribute that holds the step's own learned move
     divergence_advice = (
         "They are surrogate trajectories that diverged or left the region the chain has seen, "
         "rejected without evaluating the model: they cost no evaluation and do not bias the "
@@ -389,8 +390,7 @@ class _KMC(KernelStep):
         return -chain.current_logp + kinetic
 
     def _recent_history(self) -> np.ndarray:
-        """The most recent half of the history: what the chain has learned, without the
-        initial transient."""
+        """The most recent half of the history: what the chain learned, without the transient."""
         history = self.chain.history
         return history.points[len(history) // 2 :]
 

@@ -179,6 +179,7 @@ class KAMH(KAMStep):
     progress_scale_stat = "nu2"
     progress_scale_label = "ν²"
     stuck_chain_stats = ("accepted", "logp_evals", "random_walk", "nu2", "gamma", "lengthscale")
+    own_move = "kam"  # the chain's attribute that holds the step's own learned move
 
     stats_dtypes_shapes = {
         **KernelStep.stats_dtypes_shapes,
