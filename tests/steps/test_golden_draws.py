@@ -7,10 +7,15 @@ meant to change the draws re-records them (and says why in the CHANGELOG)::
     python -m tests.steps.test_golden_draws          # from the repository's root
     python -m tests.steps.test_golden_draws KMCLite  # only these configurations
 
-They are bit for bit only with the same OpenBLAS kernels: recorded with ``Haswell`` ones
-(``OPENBLAS_CORETYPE=Haswell``, which ``tests/conftest.py`` sets on every x86-64 machine with AVX2
-unless the environment chooses; recording refuses other kernels). A process with other kernels
-skips the comparison.
+They are bit for bit only in the floating-point environment they were recorded in: the same
+OpenBLAS kernels (``Haswell``, which ``tests/conftest.py`` selects on every x86-64 machine with
+AVX2 unless the environment chooses; recording refuses other kernels), the same SIMD paths of
+numpy's CPU dispatch, the same CPU features numba compiles for, the same C library and the same
+versions of the numerical libraries. A last-bit difference in any of them changes an accept/reject
+decision some dozens of iterations in. ``golden/fingerprint.json`` records that environment beside
+the draws (:func:`fingerprint`); where this process's differs, the comparison is skipped with the
+difference named, so that ``make test`` passes on any machine and still guards every refactoring
+on a machine like the recording one.
 
 Each run is one chain (``cores=1``) of a few hundred tuning iterations and draws, long enough
 that the random-walk phase, the fits of the surrogates and kernels, the step-size tuning and the
@@ -19,7 +24,9 @@ mixtures' other moves all happen. The tuning iterations are kept and compared to
 
 from __future__ import annotations
 
+import json
 import logging
+import platform
 import subprocess
 import sys
 import warnings
@@ -29,6 +36,7 @@ import numpy as np
 import pytest
 
 GOLDEN = Path(__file__).parent / "golden"
+FINGERPRINT = GOLDEN / "fingerprint.json"
 #: the OpenBLAS kernels the golden draws were recorded with
 OPENBLAS_KERNEL = "Haswell"
 SEEDS = (1, 2, 3)
@@ -184,6 +192,78 @@ def openblas_kernels() -> list[str]:
     )
 
 
+#: the packages whose versions enter the fingerprint (their arithmetic or the graphs they build)
+FINGERPRINT_PACKAGES = ("numpy", "scipy", "pytensor", "pymc", "numba", "llvmlite")
+#: the prefixes of the CPU features numba compiles for that change floating-point code
+NUMBA_FLOAT_FEATURES = ("+avx", "+fma", "+sse", "+f16c")
+
+
+def fingerprint() -> dict[str, object]:
+    """What decides this process's floating-point results, as plain data: the machine's
+    architecture and C library, OpenBLAS's kernels, the SIMD targets numpy dispatches to, the CPU
+    numba compiles for (its name and the vector and fused-multiply-add features), PyTensor's mode
+    and the numerical libraries' versions."""
+    from importlib.metadata import version
+
+    import llvmlite.binding as llvm
+    import numba.core.config as numba_config
+    import pytensor
+    from numpy._core import _multiarray_umath as umath
+
+    numba_cpu = numba_config.CPU_NAME or llvm.get_host_cpu_name()
+    features = (numba_config.CPU_FEATURES or llvm.get_host_cpu_features().flatten()).split(",")
+    return {
+        "machine": platform.machine(),
+        "libc": " ".join(platform.libc_ver()),
+        "openblas_kernels": openblas_kernels(),
+        "numpy_simd": [f for f in umath.__cpu_dispatch__ if umath.__cpu_features__.get(f)],
+        "numba_cpu": numba_cpu,
+        "numba_float_features": sorted(f for f in features if f.startswith(NUMBA_FLOAT_FEATURES)),
+        "pytensor_mode": str(pytensor.config.mode),
+        "versions": {name: version(name) for name in FINGERPRINT_PACKAGES},
+    }
+
+
+def fingerprint_differences(recorded: dict, current: dict) -> list[str]:
+    """The entries in which ``current`` differs from ``recorded``, each named with both values
+    (a list of one line each; empty where the environments match)."""
+    differences = []
+    for key in sorted(set(recorded) | set(current)):
+        old, new = recorded.get(key), current.get(key)
+        if old == new:
+            continue
+        if isinstance(old, dict) and isinstance(new, dict):
+            differences += [
+                f"{key}.{name}: recorded {old.get(name)!r}, here {new.get(name)!r}"
+                for name in sorted(set(old) | set(new))
+                if old.get(name) != new.get(name)
+            ]
+        elif isinstance(old, list) and isinstance(new, list):
+            gone, added = sorted(set(old) - set(new)), sorted(set(new) - set(old))
+            differences.append(
+                f"{key}: recorded {old!r}, here {new!r}"
+                if not (gone or added)  # the same items in another order
+                else f"{key}: only recorded {gone}, only here {added}"
+            )
+        else:
+            differences.append(f"{key}: recorded {old!r}, here {new!r}")
+    return differences
+
+
+def skip_unless_recording_environment(recorded_path: Path = FINGERPRINT) -> None:
+    """Skip the calling test, naming every difference, unless this process's floating-point
+    environment is the one the golden draws were recorded in."""
+    if not recorded_path.exists():
+        pytest.fail(f"{recorded_path} is missing: run `python -m tests.steps.test_golden_draws`.")
+    recorded = json.loads(recorded_path.read_text())
+    differences = fingerprint_differences(recorded, fingerprint())
+    if differences:
+        pytest.skip(
+            "golden draws are bit for bit only in the floating-point environment they were "
+            "recorded in (tests/steps/golden/fingerprint.json); here: " + "; ".join(differences)
+        )
+
+
 def record(configs=None) -> None:
     """Re-record the golden files of ``configs`` (default: every one) from this checkout's
     code."""
@@ -193,6 +273,15 @@ def record(configs=None) -> None:
             f"{OPENBLAS_KERNEL}); this process has {openblas_kernels()}."
         )
     GOLDEN.mkdir(exist_ok=True)
+    if configs and FINGERPRINT.exists():
+        differences = fingerprint_differences(json.loads(FINGERPRINT.read_text()), fingerprint())
+        if differences:
+            raise SystemExit(
+                "re-recording some configurations in another floating-point environment would "
+                "mix environments; record them all (no arguments), or here: "
+                + "; ".join(differences)
+            )
+    FINGERPRINT.write_text(json.dumps(fingerprint(), indent=2) + "\n")
     commit = _commit()
     for model_name in MODELS:
         for config in configs or CONFIGS:
@@ -211,11 +300,7 @@ def record(configs=None) -> None:
 @pytest.mark.parametrize("config", list(CONFIGS))
 @pytest.mark.parametrize("model_name", list(MODELS))
 def test_golden_draws(model_name, config):
-    if openblas_kernels() != [OPENBLAS_KERNEL]:
-        pytest.skip(
-            f"golden draws are bit for bit with OpenBLAS's {OPENBLAS_KERNEL} kernels only; "
-            f"this process has {openblas_kernels()}"
-        )
+    skip_unless_recording_environment()
     path = _golden_path(model_name, config)
     assert path.exists(), f"{path} is missing: run `python -m tests.steps.test_golden_draws`."
     golden = np.load(path)
@@ -233,6 +318,42 @@ def test_golden_draws(model_name, config):
                 f"(recorded at {recorded_at}) first at iteration {differ[0]} of "
                 f"{value.shape[0]} ({differ.size} iterations differ)"
             )
+
+
+def test_a_different_environment_skips_and_names_the_difference(monkeypatch, tmp_path):
+    """On a machine like the one that failed the golden draws (AMD EPYC: AVX2 without AVX-512,
+    so other numpy SIMD paths and another numba target), the comparison is skipped, and the
+    skip names what differs; in the recorded environment it is not skipped."""
+    recorded = fingerprint()
+    path = tmp_path / "fingerprint.json"
+    path.write_text(json.dumps(recorded))
+    skip_unless_recording_environment(path)  # the same environment: no skip
+
+    other = json.loads(json.dumps(recorded))
+    other["numba_cpu"] = "znver3"
+    other["numpy_simd"] = ["X86_V3"]
+    other["versions"]["numpy"] = "0.0.1"
+    monkeypatch.setitem(globals(), "fingerprint", lambda: other)
+    with pytest.raises(pytest.skip.Exception) as skipped:
+        skip_unless_recording_environment(path)
+    message = str(skipped.value)
+    assert "numba_cpu: recorded " in message and "here 'znver3'" in message
+    assert "numpy_simd: only recorded" in message
+    assert "versions.numpy: recorded" in message and "here '0.0.1'" in message
+    assert "openblas_kernels" not in message  # what matches is not named
+
+
+def test_a_missing_fingerprint_fails(tmp_path):
+    with pytest.raises(pytest.fail.Exception, match="fingerprint.json is missing"):
+        skip_unless_recording_environment(tmp_path / "fingerprint.json")
+
+
+def test_the_recorded_fingerprint_has_every_entry_of_today():
+    """An entry added to :func:`fingerprint` without re-recording would make every comparison
+    skip, silently ending the guard: the recorded fingerprint must hold the same entries."""
+    recorded = json.loads(FINGERPRINT.read_text())
+    assert recorded.keys() == fingerprint().keys(), "re-record the golden draws"
+    assert recorded["versions"].keys() == set(FINGERPRINT_PACKAGES)
 
 
 if __name__ == "__main__":
