@@ -29,7 +29,13 @@ from ._moves import (
 )
 from ._state import HMC_STATS
 from ._tuning import SCALE_RANGE, min_accepted_moves
-from ._validation import require_bool, require_fraction, require_int, require_positive
+from ._validation import (
+    require_bool,
+    require_choice,
+    require_fraction,
+    require_int,
+    require_positive,
+)
 from .base import ChainState, KernelStep
 
 __all__ = ["KMCChain"]
@@ -203,15 +209,8 @@ class _KMC(KernelStep):
             raise ValueError(f"`n_steps` range must be (low, high) with low ≤ high, got {n_steps}.")
         if step_size is not None:
             require_positive("step_size", step_size)
-        if step_size_adaptation not in ("esjd", "dual_averaging"):
-            raise ValueError(
-                "`step_size_adaptation` must be 'esjd' or 'dual_averaging', "
-                f"got {step_size_adaptation!r}."
-            )
-        if trajectory_tuning not in (None, "bayesopt"):
-            raise ValueError(
-                f"`trajectory_tuning` must be None or 'bayesopt', got {trajectory_tuning!r}."
-            )
+        require_choice("step_size_adaptation", step_size_adaptation, ("esjd", "dual_averaging"))
+        require_choice("trajectory_tuning", trajectory_tuning, (None, "bayesopt"))
         self.trajectory_tuning = trajectory_tuning
         if target_accept is not None and step_size_adaptation != "dual_averaging":
             raise ValueError(

@@ -9,6 +9,7 @@ import numpy as np
 
 __all__ = [
     "require_bool",
+    "require_choice",
     "require_fraction",
     "require_int",
     "require_mapping",
@@ -79,3 +80,10 @@ def require_mapping(name: str, value) -> None:
             f"`{name}` must be a dict of keyword arguments (or None), got {value!r} of type "
             f"{type(value).__name__}."
         )
+
+
+def require_choice(name: str, value, choices: tuple) -> None:
+    """Raise a ValueError naming ``name`` unless ``value`` is one of ``choices`` (strings, and
+    None where it is one); an array or a list is refused, not compared element-wise."""
+    if not (value is None or isinstance(value, str)) or value not in choices:
+        raise ValueError(f"`{name}` must be one of {choices}, got {value!r}.")

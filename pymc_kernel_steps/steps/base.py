@@ -13,12 +13,11 @@ from typing import Any, ClassVar
 
 import numpy as np
 from pymc.blocking import DictToArrayBijection, RaveledVars
-from pymc.model import modelcontext
 from pymc.pytensorf import join_nonshared_inputs, make_shared_replacements, reseed_rngs
 from pymc.stats.convergence import SamplerWarning
 from pymc.step_methods.arraystep import ArrayStepShared
 from pymc.step_methods.compound import Competence
-from pymc.util import get_random_generator, get_value_vars_from_user_vars
+from pymc.util import get_random_generator
 from pymc.vartypes import discrete_types
 from rich.progress import TextColumn
 from rich.table import Column
@@ -36,6 +35,7 @@ from ._start import StartScales
 from ._state import ChainState, KernelStepState, RefusesOtherKindsOfState, Transition, TuningData
 from ._threads import single_threaded_blas
 from ._validation import require_bool, require_int, require_mapping, require_seed
+from ._variables import step_initial_point, step_model, step_value_vars
 
 __all__ = [
     "ChainState",
@@ -125,6 +125,10 @@ class KernelStep(StartScales, PooledTuning, RefusesOtherKindsOfState, ArrayStepS
         "warning": (SamplerWarning, None),
     }
 
+    def __new__(cls, *args, **kwargs):
+        step_model(kwargs.get("model"))  # PyMC's __new__ reads the model's variables first
+        return super().__new__(cls, *args, **kwargs)
+
     def __init_subclass__(cls, withheld: tuple[str, ...] = (), **kwargs):
         """A subclass's constructor forwards ``**shared`` and gets the full signature (see
         :func:`._signature.explicit_signature`; ``withheld``: inherited parameters it sets)."""
@@ -148,33 +152,11 @@ class KernelStep(StartScales, PooledTuning, RefusesOtherKindsOfState, ArrayStepS
     ):
         """Compile the model's log density for the step's block; the parameters are described
         in the class's docstring (``help(type(step))``)."""
-        model = modelcontext(model)
-        if initial_point is None:
-            initial_point = model.initial_point()
-        if vars is None:
-            # as PyMC's own continuous samplers do: take the variables this step can sample and
-            # leave the discrete ones to pm.sample, which assigns them to its own step methods
-            vars = model.continuous_value_vars
-            if not vars:
-                discrete = ", ".join(
-                    f"{v.name!r} is discrete ({v.dtype})" for v in model.value_vars
-                )
-                raise ValueError(
-                    f"{type(self).__name__} samples continuous variables only, and the model has "
-                    f"no continuous free variables ({discrete}). Use pm.Metropolis or "
-                    "pm.CategoricalGibbsMetropolis for discrete ones."
-                )
-        else:
-            vars = get_value_vars_from_user_vars(vars, model)
-        for var in vars:
-            if var.dtype in discrete_types:
-                raise ValueError(
-                    f"{type(self).__name__} samples continuous variables only, but variable "
-                    f"{var.name!r} is discrete ({var.dtype}). Assign it to another step method, "
-                    "e.g. pm.Metropolis or pm.CategoricalGibbsMetropolis."
-                )
-        self._var_shapes = [(v.name, tuple(initial_point[v.name].shape)) for v in vars]
-        self.dim = int(sum(np.prod(initial_point[v.name].shape, dtype=int) for v in vars))
+        model = step_model(model)
+        initial_point = step_initial_point(initial_point, model)
+        vars = step_value_vars(type(self).__name__, vars, model)
+        self._var_shapes = [(v.name, tuple(np.shape(initial_point[v.name]))) for v in vars]
+        self.dim = int(sum(np.prod(shape, dtype=int) for _, shape in self._var_shapes))
         if self.dim == 0:
             raise ValueError(f"{type(self).__name__} got variables of total size zero.")
         require_bool("adapt_after_tuning", adapt_after_tuning)

@@ -24,7 +24,7 @@ from ..core.score_matching import (
 from ..core.whitening import Whitening
 from ._docs import with_shared_parameters
 from ._kmc import _KMC, _MIN_DISTINCT_STATES, KMCChain
-from ._validation import require_int
+from ._validation import require_bool, require_choice, require_int
 
 __all__ = ["KMCLite"]
 
@@ -162,8 +162,8 @@ class KMCLite(_KMC):
     ):
         require_int("subsample_size", subsample_size, minimum=2)
         self.subsample_size = int(subsample_size)
-        if surrogate not in SURROGATES:
-            raise ValueError(f"`surrogate` must be one of {SURROGATES}, got {surrogate!r}.")
+        require_choice("surrogate", surrogate, SURROGATES)
+        require_bool("whiten", whiten)
         if surrogate == "regression" and not whiten:
             raise ValueError(
                 "surrogate='regression' (the default) needs whiten=True: its Gaussian term, "
@@ -172,8 +172,7 @@ class KMCLite(_KMC):
                 "isotropic kernel in the model's coordinates pass surrogate='score_matching' "
                 "with whiten=False."
             )
-        if trend not in TRENDS:
-            raise ValueError(f"`trend` must be one of {TRENDS}, got {trend!r}.")
+        require_choice("trend", trend, TRENDS)
         if surrogate != "regression" and trend != "auto":
             raise ValueError(
                 f"`trend` is the parametric part of surrogate='regression'; "

@@ -101,12 +101,48 @@ def test_what_the_datatree_shows():
         ({"rng": 2.5}, TypeError, r"`rng` must be None.*got 2.5 of type float"),
         ({"rng": True}, TypeError, r"`rng` must be a seed, not a bool"),
         ({"compile_kwargs": "CVM"}, TypeError, r"`compile_kwargs` must be a dict.*'CVM'"),
+        ({"model": "m"}, TypeError, r"`model` must be a pymc.Model.*'m' of type str"),
+        ({"model": [1]}, TypeError, r"`model` must be a pymc.Model"),
+        ({"initial_point": "x"}, TypeError, r"`initial_point` must be a dict.*\['x'\]"),
+        ({"initial_point": {}}, ValueError, r"`initial_point` has no value for \['x'\]"),
+        ({"vars": [5]}, TypeError, r"`vars` must be the model's free variables.*5 of type int"),
+        ({"vars": "x"}, TypeError, r"`vars` must be the model's free variables.*'x' of type str"),
     ],
 )
 def test_bad_shared_parameters_name_themselves(public_step, kwargs, error, match):
     with correlated_gaussian_model():
         with pytest.raises(error, match=match):
             public_step(**kwargs)
+
+
+def test_a_variable_listed_twice_is_named(public_step):
+    """``[x, x, s]`` (a typo for ``[x, y, s]``?) was accepted, and ``pm.sample`` then failed
+    inside the model's log density with an IndexError blamed on the model."""
+    with pm.Model() as model:
+        x = pm.Normal("x", size=2)
+        s = pm.HalfNormal("s")
+        with pytest.raises(ValueError, match=r"`vars` names \['x'\] more than once"):
+            public_step([x, x, s])
+        with pytest.raises(ValueError, match=r"`vars` names \['s_log__'\] more than once"):
+            public_step([s, model.rvs_to_values[s]])
+        with pytest.raises(ValueError, match=r"`vars`: The following variables are not"):
+            public_step([pm.Normal.dist()])
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"surrogate": np.array(["regression"])},
+        {"trend": ["auto"]},
+        {"step_size_adaptation": np.array(["esjd", "esjd"])},
+        {"trajectory_tuning": ("bayesopt",)},
+    ],
+    ids=lambda kwargs: next(iter(kwargs)),
+)
+def test_an_option_given_as_an_array_is_refused_by_name(kwargs):
+    with correlated_gaussian_model():
+        with pytest.raises(ValueError, match=rf"`{next(iter(kwargs))}` must be one of"):
+            KMCLite(**kwargs)
 
 
 def test_good_seeds_are_accepted():
