@@ -109,3 +109,14 @@ class ScoreMatchingKMCLite(KMCLite):
 
     def __init__(self, *args, surrogate="score_matching", **kwargs):
         super().__init__(*args, surrogate=surrogate, **kwargs)
+
+
+def _null_move_codes() -> list[int]:
+    from pymc_kernel_steps.steps._moves import MOVE_KINDS
+
+    return [MOVE_KINDS.index("differential_evolution"), MOVE_KINDS.index("snooker")]
+
+
+#: the ``move`` stat's codes of the moves whose proposal can be the state itself (a population
+#: whose states coincide, as a stuck chain's history): null, rejected without evaluation
+NULL_MOVES = _null_move_codes()

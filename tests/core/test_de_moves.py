@@ -123,15 +123,16 @@ def test_population_forgets_the_oldest_share_of_the_history():
 
 
 def test_a_population_of_copies_of_the_state_proposes_the_state_itself():
-    """A chain stuck on one state: DE's jump between two equal states is the state (evaluated, as
-    a proposal of it), snooker's centre at the state is null (rejected unevaluated, not
-    degenerate); accepting either does not move the chain (``stays``)."""
+    """A chain stuck on one state: DE's jump between two equal states is the state, and so is
+    snooker's with its centre at the state: both are null (``stays``; rejected without
+    evaluating the model, not degenerate: a proposal of the state itself cannot move the chain,
+    and evaluating it cost a pseudo-marginal or simulator model one call for nothing)."""
     history = ChainHistory(2)
     x = np.array([0.5, -1.0])
     history.extend(np.tile(x, (30, 1)))
     rng = np.random.default_rng(0)
     de = DifferentialEvolution.optimal(history).propose(rng, x)
-    assert de.stays and not de.null and de.evaluated
+    assert de.stays and de.null and not de.evaluated
     snooker = Snooker(history).propose(rng, x)
     assert snooker.stays and snooker.null and not snooker.evaluated
     assert DifferentialEvolution.optimal(history).propose(rng, x + 1.0).stays  # from anywhere

@@ -39,7 +39,7 @@ class Proposal:
     stays : bool
         The proposal is the current state itself (a population move whose states coincide: a
         DE jump between two equal states, a snooker centre at the state), set by the move that
-        knows it; accepting it does not move the chain.
+        knows it: it is :attr:`null`.
     """
 
     x: np.ndarray
@@ -50,9 +50,11 @@ class Proposal:
 
     @property
     def null(self) -> bool:
-        """The state itself with a non-finite correction (a snooker centre at the state):
-        rejected without evaluating the model, and not a degenerate proposal."""
-        return self.stays and not math.isfinite(self.log_correction)
+        """The proposal is the state itself (:attr:`stays`): it is rejected without evaluating
+        the model, and it is not a degenerate proposal. The chain stays at its state whether
+        such a proposal is accepted or rejected, so the kernel is the same; rejecting it spares
+        an evaluation and does not count a move that did not happen as accepted."""
+        return self.stays
 
     @property
     def kind(self) -> str:
@@ -62,8 +64,8 @@ class Proposal:
     @property
     def evaluated(self) -> bool:
         """Whether the model is evaluated at ``x``: a proposal with a non-finite point or
-        correction (a degenerate covariance, a diverged trajectory), or a null one, is rejected
-        without it."""
+        correction (a degenerate covariance, a diverged trajectory), or a :attr:`null` one, is
+        rejected without it."""
         if self.null:
             return False
         return bool(np.all(np.isfinite(self.x))) and math.isfinite(self.log_correction)

@@ -53,9 +53,9 @@ class _PopulationMove(Move):
         return self.history.points[self.population_start : self.population_size]
 
     def _proposal(self, x: np.ndarray, point: np.ndarray, correction: float) -> Proposal:
-        """The proposal, marked when it is the state itself: with a finite correction (two
-        equal states of the population) it is evaluated as a proposal of the state; with a
-        non-finite one (a snooker centre at the state) it is null."""
+        """The proposal, marked when it is the state itself (two equal states of the
+        population, which a chain's rejections put there, or a snooker centre at the state):
+        such a proposal is null, rejected without evaluating the model."""
         return Proposal(point, correction, self, stays=bool(np.array_equal(point, x)))
 
     def freeze(self) -> None:
@@ -117,6 +117,8 @@ class DifferentialEvolution(_PopulationMove):
         return self._proposal(x, proposal, correction)
 
     def update(self, proposal: Proposal, x: np.ndarray, accept_prob: float, rng) -> None:
+        if proposal.null:  # a jump of length zero says nothing about the scale
+            return
         self.scale.update(accept_prob if math.isfinite(accept_prob) else 0.0)
 
     def stats(self) -> dict[str, float]:
