@@ -23,6 +23,7 @@ __all__ = [
     "MoveRuns",
     "Transition",
     "TuningData",
+    "TuningMixing",
 ]
 
 #: the sample stats of a step whose moves include Hamiltonian trajectories, under the names of
@@ -101,6 +102,17 @@ class MoveRuns:
     longest: int = 0
     longest_start: int = 0
     longest_end: int = 0
+
+
+@dataclass(frozen=True)
+class TuningMixing:
+    """The effective sample size of the late half of a chain's tuning phase, the states its
+    moves learned from last, in its slowest coordinate (``coordinate``, an index into the
+    step's raveled variables), and the tuning iterations it counts."""
+
+    effective_states: float
+    coordinate: int
+    tuning_iterations: int
 
 
 @dataclass
@@ -190,6 +202,9 @@ class ChainState:
     draws_move_runs: dict[str, MoveRuns] = field(default_factory=dict)
     #: draws after tuning with the `diverging` stat (steps that emit it)
     draws_diverging: int = 0
+    #: how well the chain mixed in the late half of its tuning phase, for the unsettled-tuning
+    #: check (None: tuning too short to judge, or a warm start)
+    tuning_mixing: TuningMixing | None = None
     #: sum and count of the acceptance probabilities since the start of the current phase
     #: (tuning or drawing), for the `accept_rate` stat
     accept_sum: float = 0.0

@@ -27,7 +27,13 @@ from ..core.history import ChainHistory
 from ..core.moves import CoordinateWalk, Mixture, Move, Proposal, optimal_scale
 from ..core.scouting import Scouts
 from ._compile import failure_hint, pm_compile, warn_if_noisy_outside_the_block
-from ._health import MIN_ACCEPTED_PER_PARAMETER, count_unusable, end_of_chain_warning, track_draw
+from ._health import (
+    MIN_ACCEPTED_PER_PARAMETER,
+    count_unusable,
+    end_of_chain_warning,
+    track_draw,
+    tuning_mixing,
+)
 from ._history_input import states_from
 from ._pooling import PooledTuning
 from ._signature import explicit_signature
@@ -253,6 +259,7 @@ class KernelStep(StartScales, PooledTuning, RefusesOtherKindsOfState, ArrayStepS
         """Freeze adaptation (unless ``adapt_after_tuning``)."""
         self.tune = False
         self.chain.accept_sum, self.chain.accept_count = 0.0, 0  # `accept_rate` of the draws
+        self.chain.tuning_mixing = tuning_mixing(self)
         self._on_stop_tuning()
 
     def _on_stop_tuning(self) -> None:
@@ -540,6 +547,11 @@ class KernelStep(StartScales, PooledTuning, RefusesOtherKindsOfState, ArrayStepS
     #: accepted moves per parameter after tuning below which a chain is reported (None: no such
     #: check, for a step whose accepted moves each travel across the posterior)
     min_accepted_per_parameter: ClassVar[float | None] = MIN_ACCEPTED_PER_PARAMETER
+
+    #: whether the end of tuning checks that the learned moves settled (see
+    #: :func:`._health.unsettled_tuning`); a step whose tuning is not meant to be stationary
+    #: turns it off
+    checks_tuning_mixing: ClassVar[bool] = True
 
     #: stats a user should look at when the chain is stuck (subclasses name their own)
     stuck_chain_stats: ClassVar[tuple[str, ...]] = ("accept", "accepted", "logp_evals")

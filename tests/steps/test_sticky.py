@@ -20,6 +20,7 @@ ALL_STEPS = [KAMH, AdaptiveMetropolis, KMCLite, KMCFinite, CKAM, AdaptiveHMC]
 
 STICKY = "sticky excursion"
 STALLED = "failed improbably often"
+UNSETTLED = "tuning ended before the learned moves settled"
 
 
 def _messages(caplog, model, step_class, *, tune, draws, chains, seed, phrase) -> list[str]:
@@ -63,10 +64,12 @@ def _correlated_model() -> pm.Model:
 @pytest.mark.parametrize("step_class", ALL_STEPS, ids=lambda c: c.__name__)
 def test_healthy_chains_are_not_reported_as_sticky(step_class, caplog):
     """Every step on a correlated Gaussian with a positive parameter, PyMC's default lengths:
-    no sticky-excursion or stalled-move warning."""
+    no sticky-excursion, stalled-move or unsettled-tuning warning (the late half of tuning was
+    worth 19-195 independent states in the slowest coordinate over two seeds, against the
+    threshold of 5)."""
     assert not _messages(
         caplog, _correlated_model(), step_class, tune=1000, draws=1000, chains=2, seed=1,
-        phrase=(STICKY, STALLED),
+        phrase=(STICKY, STALLED, UNSETTLED),
     )  # fmt: skip
 
 
