@@ -107,7 +107,8 @@ def _chains_text(frames: pd.DataFrame) -> str:
     if chains == 1:
         return (
             "Step methods (ours, `DEMetropolisZ`, `NUTS-FD`): one chain per run, so each tunes "
-            "for half the budget. PyMC's default of four chains splits it four ways; "
+            "for half the budget. Four chains (PyMC's default on a machine with four or more "
+            "cores) split it four ways; "
             "`benchmarks/posteriordb/four-chains.md` measures that."
         )
     return f"Step methods: {chains} chains per run, sharing the budget."
@@ -347,8 +348,10 @@ _METHOD_NOTES = [
     "  with its default IMH kernel (a model with a flat prior is sampled through an equivalent",
     "  model with a N(initial point, 10²) prior in the unconstrained space divided back out of",
     "  the likelihood); emcee after a short L-BFGS-B optimisation (at most a fifth of the budget),",
-    "  walkers in a small ball scaled by the optimiser's inverse Hessian, burn-in `3 τ` and not",
-    "  before the walkers' mean log density reaches its typical level; `DEMetropolisZ` with its",
+    "  walkers in a Gaussian ball around the optimum whose sd is 0.01 times each coordinate's",
+    "  conditional sd there (from central second differences of the log density, `2 d`",
+    "  evaluations, charged), burn-in `3 τ` and not before the walkers' mean log density",
+    "  reaches its typical level; `DEMetropolisZ` with its",
     "  own tuning; NUTS on central differences (`NUTS-FD`). Everyone else starts at PyMC's",
     "  initial point.",
     "- **The metric.** For each coordinate, over the runs, `ESS_err = Var_π(f) / MSE_adj` per",
