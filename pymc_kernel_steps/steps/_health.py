@@ -240,7 +240,7 @@ def unfitted_own_move(step) -> str | None:
 #: settled: the moves (a kernel's covariance, a surrogate, the mixture's weights, a step size)
 #: are learned from that half, and so few independent states cannot describe the posterior's
 #: spread in even one coordinate. On a 14-parameter non-centred hierarchical model with PyMC's
-#: defaults (tune=1000, four chains) KMCLite's and KAMH's chains had 1.6-3.6 in their slowest
+#: default tune=1000 (and four chains) KMCLite's and KAMH's chains had 1.6-3.6 in their slowest
 #: coordinate and ended at R-hat 1.26-1.50; with tune=3000 KMCLite's had 16-73 and R-hat 1.01.
 #: Healthy chains on Gaussians and bounded 3-4-d models had 20-200 with tune=1000, and chains
 #: that mix slowly on the 4- and 8-d bananas 7-9 (not reported; AdaptiveMetropolis and
