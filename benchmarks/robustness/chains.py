@@ -1,14 +1,14 @@
 """One chain or four at the same budget on a robustness target (``flower8``'s rings).
 
-The study runs one chain of 10,000 counted evaluations per run. PyMC's default is four chains (on a
-machine with four or more cores), which start apart and so cover more of a posterior whose single-
-chain history covers only part of it (``flower8``: an arc of each ring). This script splits the same
-10,000 evaluations over 4 chains: ours through :func:`pymc_kernel_steps.distributed.sample` on a
-``LocalCluster`` of 4 single-threaded workers, 1,250 tuning and 1,250 kept iterations each, with
-``pooled_tuning`` off and on; ``DEMetropolisZ`` (two evaluations per iteration) through
-``pm.sample``, 625 + 625. Per run, the estimates of E[x] and E[x²] from all four chains' draws; over
-the runs, the worst coordinate's error-based ESS (``Var_π(f) / MSE``) per 1000 evaluations against
-the exact moments.
+The study runs one chain of 10,000 counted evaluations per run. PyMC's default is four chains
+(on a machine with four or more cores), which start apart and so cover more of a posterior whose
+single- chain history covers only part of it (``flower8``: an arc of each ring). This script
+splits the same 10,000 evaluations over 4 chains: ours through
+:func:`pymc_kernel_steps.distributed.sample` on a ``LocalCluster`` of 4 single-threaded workers,
+1,250 tuning and 1,250 kept iterations each, with ``pooled_tuning`` off and on;
+``DEMetropolisZ`` (two evaluations per iteration) through ``pm.sample``, 625 + 625. Per run, the
+estimates of E[x] and E[x²] from all four chains' draws; over the runs, the worst coordinate's
+error-based ESS (``Var_π(f) / MSE``) per 1000 evaluations against the exact moments.
 
 Usage::
 
