@@ -2,7 +2,7 @@
 
 The study runs one chain of 10,000 counted evaluations per run. PyMC's default is four chains
 (on a machine with four or more cores), which start apart and so cover more of a posterior whose
-single- chain history covers only part of it (``flower8``: an arc of each ring). This script
+single-chain history covers only part of it (``flower8``: an arc of each ring). This script
 splits the same 10,000 evaluations over 4 chains: ours through
 :func:`pymc_kernel_steps.distributed.sample` on a ``LocalCluster`` of 4 single-threaded workers,
 1,250 tuning and 1,250 kept iterations each, with ``pooled_tuning`` off and on;
