@@ -8,12 +8,11 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from pymc.model import modelcontext
 
 from ..core.adaptation import DualAveraging, JumpDistanceStepSize
 from ..core.bayesopt import SearchBox, WindowedTuner
 from ..core.confinement import Confinement
-from ..core.history import ChainHistory, first_visits, generator_from_data
+from ..core.history import ChainHistory, first_visits
 from ..core.kernels import median_lengthscale
 from ..core.moves import Mixture, Proposal, RandomWalk, SurrogateHMC
 from ..core.regression import PolynomialTrend
@@ -31,6 +30,7 @@ from ._state import HMC_STATS
 from ._threads import single_threaded_blas
 from ._tuning import SCALE_RANGE, min_accepted_moves
 from ._validation import require_bool, require_fraction, require_int, require_positive
+from ._warm_start import WarmStart
 from .base import ChainState, KernelStep
 
 __all__ = ["KMCChain"]
@@ -136,7 +136,7 @@ class KMCChain(ChainState):
         self.hmc.jump_metric = value
 
 
-class _KMC(KernelStep):
+class _KMC(KernelStep, WarmStart):
     """Shared machinery of :class:`KMCLite` and :class:`KMCFinite`."""
 
     chain: KMCChain
@@ -153,8 +153,6 @@ class _KMC(KernelStep):
         "target_accept, or a smaller step_size), makes them rarer."
     )
     surrogate_kind = "score_matching"
-    #: the chain's attributes that :meth:`_select_hyperparameters` chooses
-    selection_fields: tuple[str, ...] = ("lengthscale", "regularization")
 
     stats_dtypes_shapes = {
         **KernelStep.stats_dtypes_shapes,
@@ -263,14 +261,7 @@ class _KMC(KernelStep):
         self.confine = bool(confine)
         self.random_walk_probability = float(random_walk_probability)
         super().__init__(vars, scouts=scouts, model=model, **shared)
-        self.warm_history = (
-            None if history is None else self._warm_states(history, modelcontext(model))
-        )
-        #: the surrogate's hyper-parameters chosen once from ``history=`` (see
-        #: :meth:`_warm_selection`), by name of the chain's attribute; None without a history
-        self.warm_selection = None
-        if self.warm_history is not None:
-            self.warm_selection = self._warm_selection()
+        self._init_warm_start(history, model)
 
     def _warm_states(self, history, model) -> np.ndarray:
         states = self._states_from(history, model=model)
@@ -303,48 +294,6 @@ class _KMC(KernelStep):
             self.chain.hmc.freeze()
             if self.chain.learned_moves is not None:
                 self.chain.learned_moves.freeze()
-
-    def _warm_data(self) -> tuple[np.ndarray, ...]:
-        """What ``history=`` gave the step: the data the warm start is a function of."""
-        return (self.warm_history,)
-
-    def _warm_selection(self) -> dict | None:
-        """The surrogate's hyper-parameters (:attr:`selection_fields`) for the warm start,
-        chosen once when the step is built: the warm start's fit, selection included, in a
-        chain of its own, with random numbers from a generator seeded by the data of
-        ``history=`` (:func:`~pymc_kernel_steps.core.history.generator_from_data`).
-
-        Every chain then fits its surrogate with them instead of choosing them again by
-        cross-validation, which cost each chain most of its time before the first iteration
-        (72 trial fits for the default surrogate). They are a function of the given data
-        alone: the same in every chain and every worker process (they travel with the pickled
-        step), and with ``tune=0`` the kernel is still fixed from the first draw. None when
-        the states are too few to fit (the chains then fall back on their own selection)."""
-        own_rng, own_chain = self.rng, self.chain
-        self.rng = generator_from_data(*self._warm_data())
-        self.chain = self._new_chain()
-        try:
-            with single_threaded_blas():
-                self._warm_start()
-            if self.chain.surrogate is None:
-                return None
-            return {
-                name: copy.deepcopy(getattr(self.chain, name)) for name in self.selection_fields
-            }
-        finally:
-            self.rng, self.chain = own_rng, own_chain
-
-    def _warm_start(self) -> None:
-        """Begin the chain's history with the states of ``history=`` and fit the surrogate,
-        the whitening, the mass matrix and the step size to them before the first iteration
-        (no random-walk phase), with the hyper-parameters chosen once from them
-        (:meth:`_warm_selection`). They depend on the given states and this chain's random
-        numbers only, never on its draws: with ``tune=0`` the kernel is fixed from the start."""
-        chain = self.chain
-        chain.history.extend(self.warm_history)
-        chain.warm_started = True
-        chain.scout_iterations = 0  # the history already says where the posterior is
-        self._fit(None, select=True, chosen=self.warm_selection)
 
     def _new_chain(self) -> KMCChain:
         chain = KMCChain(history=ChainHistory(self.dim))
