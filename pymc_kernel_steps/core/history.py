@@ -2,9 +2,28 @@
 
 from __future__ import annotations
 
+import hashlib
+
 import numpy as np
 
-__all__ = ["ChainHistory", "first_visits"]
+__all__ = ["ChainHistory", "first_visits", "generator_from_data"]
+
+
+def generator_from_data(*arrays) -> np.random.Generator:
+    """A random generator seeded from the values of ``arrays`` alone (their float64 bytes and
+    shapes): the same data give the same stream in every process and on every run, whatever
+    the global random state.
+
+    A choice made once from given data (the hyper-parameters of a warm start's surrogate,
+    chosen from the earlier run's states) draws its random numbers from it, so that it is a
+    function of that data and identical wherever it is made.
+    """
+    digest = hashlib.sha256()
+    for array in arrays:
+        array = np.ascontiguousarray(np.asarray(array, dtype=np.float64) + 0.0)
+        digest.update(repr(array.shape).encode())
+        digest.update(array.tobytes())
+    return np.random.default_rng(int.from_bytes(digest.digest(), "little"))
 
 
 def first_visits(points) -> np.ndarray:

@@ -170,8 +170,10 @@ SHARED_PARAMETERS = {
     of states in the step's coordinates. Every chain begins its history
     with them and fits the surrogate, whitening, mass matrix and step size to them before
     its first iteration, with no wait for a first fit; tuning then goes on from there (and may
-    be short). With ``tune=0`` the kernel is fixed from the first draw (it depends on these
-    states, never on the chain's own draws), so it is exact; the chain still starts at PyMC's
+    be short). The surrogate's hyper-parameters are chosen from them once, when the step is
+    built (its random numbers seeded by the states), and every chain reuses that choice.
+    With ``tune=0`` the kernel is fixed from the first draw (it depends on these states,
+    never on the chain's own draws), so it is exact; the chain still starts at PyMC's
     initial point, so with ``tune=0`` also start it in the posterior (``initvals=`` from the
     earlier run's last draws). At least 10 distinct states; they are copied, not modified.""",
 }

@@ -8,7 +8,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from pymc.model import modelcontext
 
 from ..core.adaptation import DualAveraging, JumpDistanceStepSize
 from ..core.bayesopt import SearchBox, WindowedTuner
@@ -28,6 +27,7 @@ from ._moves import (
     require_moves,
 )
 from ._state import HMC_STATS
+from ._threads import single_threaded_blas
 from ._tuning import SCALE_RANGE, min_accepted_moves
 from ._validation import (
     require_bool,
@@ -36,6 +36,7 @@ from ._validation import (
     require_int,
     require_positive,
 )
+from ._warm_start import WarmStart
 from .base import ChainState, KernelStep
 
 __all__ = ["KMCChain"]
@@ -141,7 +142,7 @@ class KMCChain(ChainState):
         self.hmc.jump_metric = value
 
 
-class _KMC(KernelStep):
+class _KMC(KernelStep, WarmStart):
     """Shared machinery of :class:`KMCLite` and :class:`KMCFinite`."""
 
     chain: KMCChain
@@ -259,9 +260,7 @@ class _KMC(KernelStep):
         self.confine = bool(confine)
         self.random_walk_probability = float(random_walk_probability)
         super().__init__(vars, scouts=scouts, model=model, **shared)
-        self.warm_history = (
-            None if history is None else self._warm_states(history, modelcontext(model))
-        )
+        self._init_warm_start(history, model)
 
     def _warm_states(self, history, model) -> np.ndarray:
         states = self._states_from(history, model=model)
@@ -288,22 +287,12 @@ class _KMC(KernelStep):
         # seeded from a copy of the chain's generator: the chain's own stream is not advanced
         self.chain.energy_rng = np.random.default_rng(copy.deepcopy(self.rng).integers(2**63))
         if self.warm_history is not None:  # before the freeze: DE, snooker, envelope need it
-            self._warm_start()
+            with single_threaded_blas():  # as in astep: no oversubscription with cores > 1
+                self._warm_start()
         if not self.tune:
             self.chain.hmc.freeze()
             if self.chain.learned_moves is not None:
                 self.chain.learned_moves.freeze()
-
-    def _warm_start(self) -> None:
-        """Begin the chain's history with the states of ``history=`` and fit the surrogate,
-        the whitening, the mass matrix and the step size to them before the first iteration
-        (no random-walk phase). They depend on the given states and this chain's random
-        numbers only, never on its draws: with ``tune=0`` the kernel is fixed from the start."""
-        chain = self.chain
-        chain.history.extend(self.warm_history)
-        chain.warm_started = True
-        chain.scout_iterations = 0  # the history already says where the posterior is
-        self._fit(None, select=True)
 
     def _new_chain(self) -> KMCChain:
         chain = KMCChain(history=ChainHistory(self.dim))
@@ -472,8 +461,9 @@ class _KMC(KernelStep):
         step_size = min(step_size, self._far_field_step_size_limit())
         return self.chain.hmc.stable_step_size(step_size, self._recent_history(), threshold)
 
-    def _fit(self, x, select: bool) -> bool:
-        """(Re)fit the surrogate; with ``select`` also choose (ℓ, λ) by cross-validation and
+    def _fit(self, x, select: bool, chosen: dict | None = None) -> bool:
+        """(Re)fit the surrogate; with ``select`` also choose (ℓ, λ) by cross-validation (or
+        take ``chosen``, hyper-parameters by name of the chain's attribute, chosen already) and
         re-estimate the mass matrix, then restart the step-size adaptation.
 
         Returns False, changing nothing, when the training states hold fewer than
@@ -498,7 +488,11 @@ class _KMC(KernelStep):
             if self.confine:
                 chain.confinement = Confinement.around(points, chain.inv_mass)
             chain.far_field_step_size_limit = self._far_field_step_size_limit()
-            self._select_hyperparameters(points)
+            if chosen is None:
+                self._select_hyperparameters(points)
+            else:
+                for name, value in chosen.items():
+                    setattr(chain, name, copy.deepcopy(value))
             chain.next_selection_size = 2 * len(chain.history)
         chain.surrogate = self._fit_surrogate(points)
         chain.last_fit_iteration = chain.iteration

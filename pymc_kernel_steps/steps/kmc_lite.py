@@ -149,6 +149,7 @@ class KMCLite(_KMC):
 
     name = "kmc_lite"
     estimator_name = "lite"
+    selection_fields = ("lengthscale", "regularization", "precisions", "trend")
 
     def __init__(
         self,
@@ -212,6 +213,11 @@ class KMCLite(_KMC):
         if self.surrogate_kind == "regression":
             self.warm_log_densities = self._warm_log_densities(history, len(states))
         return states
+
+    def _warm_data(self) -> tuple[np.ndarray, ...]:
+        if self.warm_log_densities is None:
+            return super()._warm_data()
+        return (*super()._warm_data(), self.warm_log_densities)
 
     def _warm_log_densities(self, history, n_states: int) -> np.ndarray:
         """``surrogate="regression"``: the log densities of the warm states, the ``lp`` sample

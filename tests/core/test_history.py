@@ -52,3 +52,18 @@ def test_first_visits_treat_minus_zero_as_zero_and_handle_edge_shapes():
     np.testing.assert_array_equal(first_visits(np.ones((5, 1))), [0])
     with pytest.raises(ValueError, match="shape"):
         first_visits(np.ones(4))
+
+
+def test_generator_from_data_is_a_function_of_the_values_alone():
+    from pymc_kernel_steps.core.history import generator_from_data
+
+    states = np.random.default_rng(0).standard_normal((50, 3))
+    values = states.sum(axis=1)
+    first = generator_from_data(states, values).integers(2**63, size=4)
+    np.testing.assert_array_equal(
+        generator_from_data(states.copy(), values.copy()).integers(2**63, size=4), first
+    )
+    changed = states.copy()
+    changed[7, 1] += 1e-12
+    for other in ((changed, values), (states,), (states.reshape(25, 6), values)):
+        assert not np.array_equal(generator_from_data(*other).integers(2**63, size=4), first)

@@ -542,6 +542,31 @@ def test_warm_start_fits_before_the_first_draw_and_the_fixed_kernel_samples_the_
     assert_moments(np.asarray(idata.posterior.x.values), CORRELATED_MEAN, np.diag(CORRELATED_COV))
 
 
+def test_warm_start_chooses_the_lengthscale_once_for_every_chain(kmc_class, monkeypatch):
+    """The score-matching surrogates' (ℓ, λ) of a warm start are chosen by cross-validation
+    once, when the step is built (from the states alone), not again in every chain: the
+    chains and a pickled copy get the same, whatever their generators."""
+    import pymc_kernel_steps.steps._kmc as kmc_module
+
+    calls = []
+
+    def spy(*args, **kwargs):
+        calls.append(1)
+        return select_hyperparameters(*args, **kwargs)
+
+    select_hyperparameters = kmc_module.select_hyperparameters
+    monkeypatch.setattr(kmc_module, "select_hyperparameters", spy)
+    with correlated_gaussian_model():
+        step = kmc_class(history=_wrong_warm_states())
+    assert len(calls) == 1
+    chosen = []
+    for candidate, seed in ((step, 0), (step, 1), (pickle.loads(cloudpickle.dumps(step)), 2)):
+        candidate.setup_chain(np.random.default_rng(seed), tune=0, draws=10)
+        chosen.append((candidate.chain.lengthscale, candidate.chain.regularization))
+    assert len(calls) == 1
+    assert len(set(chosen)) == 1, chosen
+
+
 def test_warm_start_with_tune_0_gives_every_move_of_the_fixed_mixture_the_states(kmc_class):
     # the history is given before the mixture freezes: differential evolution and snooker draw
     # from the given states and the envelope is fitted to them (not left unready for good)

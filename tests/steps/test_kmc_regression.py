@@ -8,8 +8,10 @@ MCSE z-tests), what is recorded and when, relevance determination through pm.sam
 from __future__ import annotations
 
 import copy
+import pickle
 
 import arviz as az
+import cloudpickle
 import numpy as np
 import pymc as pm
 import pytest
@@ -407,3 +409,66 @@ def test_a_pilot_from_a_compound_step_gives_the_last_step_s_log_densities_or_an_
         assert not pilot.sample_stats["lp"].values.any()
         with pytest.raises(ValueError, match=r"'lp' is 0 at every draw.*compound step"):
             KMCLite(history=pilot)
+
+
+def test_warm_start_chooses_the_hyperparameters_once_per_step_not_per_chain(monkeypatch):
+    """The selection by held-out error (72 trial fits, most of a warm-started chain's time
+    before its first draw) runs once, when the step is built from the history; the chains
+    of pm.sample and a pickled copy (as PyMC's worker processes get it) reuse it."""
+    import pymc_kernel_steps.steps.kmc_lite as kmc_lite
+
+    calls = {"hyperparameters": 0, "trend": 0}
+
+    def counted(name, function):
+        def spy(*args, **kwargs):
+            calls[name] += 1
+            return function(*args, **kwargs)
+
+        return spy
+
+    monkeypatch.setattr(
+        kmc_lite,
+        "select_regression_hyperparameters",
+        counted("hyperparameters", kmc_lite.select_regression_hyperparameters),
+    )
+    monkeypatch.setattr(kmc_lite, "select_trend", counted("trend", kmc_lite.select_trend))
+    model = correlated_gaussian_model()
+    step, _, _ = _warm_started_step(model)
+    built = dict(calls)
+    assert built == {"hyperparameters": 1, "trend": 1}
+    with model:
+        idata = pm.sample(step=step, tune=0, draws=5, chains=2, cores=1, random_seed=3, **QUIET)
+    # the same hyper-parameters in both chains: the kernel's lengthscale too
+    lengthscales = idata.sample_stats["lengthscale"].values
+    assert np.all(lengthscales == lengthscales[0, 0])
+    clone = pickle.loads(cloudpickle.dumps(step))  # what a worker process starts from
+    for seed in (4, 5):
+        clone.setup_chain(np.random.default_rng(seed), tune=0, draws=5)
+        assert clone.chain.lengthscale == lengthscales[0, 0]
+    assert calls == built
+
+
+def test_warm_started_chains_and_copies_get_the_same_hyperparameters():
+    """Chosen from the history's data alone (their own seeded generator): identical in every
+    chain, in a pickled copy and in a step built again from the same history, whatever the
+    chains' and the step's generators."""
+    model = correlated_gaussian_model()
+    step, _, _ = _warm_started_step(model)
+    again, _, _ = _warm_started_step(model)
+    chosen = []
+    for candidate, seed in ((step, 0), (step, 1), (pickle.loads(cloudpickle.dumps(step)), 2)):
+        candidate.setup_chain(np.random.default_rng(seed), tune=100, draws=10)
+        chosen.append(candidate.chain)
+    chosen.append(_chain_of(again, seed=3))
+    first = chosen[0]
+    assert first.trend is not None and np.any(first.precisions > 0)
+    for chain in chosen[1:]:
+        np.testing.assert_array_equal(chain.precisions, first.precisions)
+        assert chain.regularization == first.regularization
+        for name in ("linear", "precision", "cubic", "quartic"):
+            np.testing.assert_array_equal(getattr(chain.trend, name), getattr(first.trend, name))
+
+
+def _chain_of(step, seed):
+    step.setup_chain(np.random.default_rng(seed), tune=100, draws=10)
+    return step.chain
