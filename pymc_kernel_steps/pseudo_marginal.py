@@ -38,7 +38,7 @@ from pytensor.tensor.random.type import RandomGeneratorType
 from pytensor.tensor.random.utils import custom_rng_deepcopy
 
 from ._objmode import register_objmode
-from .steps._validation import require_bool
+from ._validation import require_bool
 
 __all__ = ["LogLikelihoodEstimateOp", "PseudoMarginalGradientError", "pseudo_marginal_potential"]
 

@@ -128,7 +128,7 @@ def reference_run_var_sq(reference_run: Mapping | None) -> np.ndarray | None:
 
 # ------------------------------------------------------------------- the targets' references
 def _banana_sample(rng, size):
-    from .targets import banana_sample
+    from .targets.synthetic import banana_sample
 
     return banana_sample(rng, size, dim=8)
 

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .transitions import accept
+
 __all__ = [
     "HamiltonianState",
     "find_step_size",
@@ -129,8 +131,7 @@ def hmc_transition(
     if not math.isfinite(energy_error):
         energy_error = math.inf
     log_ratio = -energy_error
-    accept_prob = math.exp(min(0.0, log_ratio))
-    accepted = math.log(rng.uniform()) < log_ratio
+    accepted, accept_prob = accept(rng, log_ratio)
     with np.errstate(all="ignore"):
         squared_jump = float(np.sum((end.position - state.position) ** 2 / inv_mass))
     if not math.isfinite(squared_jump):

@@ -18,6 +18,7 @@ import numpy as np
 
 from .adaptation import RobbinsMonroScale
 from .moves import RandomWalk
+from .transitions import accept
 from .whitening import Whitening
 
 __all__ = ["Scouts"]
@@ -125,8 +126,7 @@ class Scouts:
         current = float(self.log_densities[k])
         # from outside the support (both −inf) no move is accepted until a walk finds it
         log_ratio = log_density - current if log_density > -math.inf else -math.inf
-        accept_prob = math.exp(min(0.0, log_ratio))
-        accepted = math.log(rng.uniform()) < log_ratio
+        accepted, accept_prob = accept(rng, log_ratio)
         if accepted:
             self.positions[k] = proposal
             self.log_densities[k] = log_density

@@ -151,7 +151,7 @@ idata_kwargs, compile_kwargs, quiet
     from pymc.sampling.mcmc import _print_step_hierarchy, _quiet_logging, _sample_return
     from pymc.util import get_random_generator
 
-    from ..steps._validation import require_bool, require_int
+    from .._validation import require_bool, require_int
 
     require_int("draws", draws, minimum=1)
     require_int("tune", tune, minimum=0)

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from .._validation import require_bool, require_fraction, require_int, require_positive
 from ..core.kernels import Kernel
-from ._validation import require_bool, require_fraction, require_int, require_positive
 from .base import KernelStep
 
 __all__ = ["KAMStep"]

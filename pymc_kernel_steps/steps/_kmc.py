@@ -9,6 +9,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._validation import (
+    require_bool,
+    require_choice,
+    require_fraction,
+    require_int,
+    require_positive,
+)
 from ..core.adaptation import DualAveraging, JumpDistanceStepSize
 from ..core.bayesopt import SearchBox, WindowedTuner
 from ..core.confinement import Confinement
@@ -29,13 +36,6 @@ from ._moves import (
 from ._state import HMC_STATS
 from ._threads import single_threaded_blas
 from ._tuning import SCALE_RANGE, min_accepted_moves
-from ._validation import (
-    require_bool,
-    require_choice,
-    require_fraction,
-    require_int,
-    require_positive,
-)
 from ._warm_start import WarmStart
 from .base import ChainState, KernelStep
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._validation import require_fraction
 from ..core.history import ChainHistory
 from ..core.move_weights import JumpRateWeights
 from ..core.moves import (
@@ -27,7 +28,6 @@ from ..core.moves import (
     Snooker,
 )
 from ..core.whitening import Whitening
-from ._validation import require_fraction
 
 __all__ = [
     "MOVES",

@@ -15,6 +15,7 @@ from ..core.moves import optimal_scale
 from ..core.start_scales import conditional_scales
 from ..core.walkers import TuningWalkers
 from ..core.whitening import Whitening
+from ._failures import LogDensityError, sampling_chain_index
 
 __all__ = ["StartScales"]
 
@@ -57,9 +58,8 @@ class StartScales:
             point["(step's block)"] = np.asarray(x).tolist()
         for name, shared in self.shared.items():
             point[name] = np.asarray(shared.get_value(borrow=True)).tolist()
-        from .base import _sampling_chain_index
 
-        index = _sampling_chain_index()
+        index = sampling_chain_index()
         which = "the chain" if index is None else f"chain {index}"
         raise SamplingError(
             "Initial evaluation of model at starting point failed!\n"
@@ -98,7 +98,6 @@ class StartScales:
     def _probe(self, record: bool):
         """The log density as a function of a point, NaN where the model fails (raises, or is
         +inf); ``record``: whether the evaluations are the chain's."""
-        from .base import LogDensityError
 
         def probe(point: np.ndarray) -> float:
             try:

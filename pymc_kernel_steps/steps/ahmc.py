@@ -15,6 +15,7 @@ from pymc.vartypes import discrete_types
 from rich.progress import TextColumn
 from rich.table import Column
 
+from .._validation import require_bool, require_int, require_positive
 from ..core.bayesopt import MIN_MAX_N_STEPS, WindowedTuner, default_hmc_box
 from ..core.history import ChainHistory
 from ..core.hmc import HamiltonianState, find_step_size, hmc_transition, regularized_variance
@@ -23,7 +24,6 @@ from ._docs import with_shared_parameters
 from ._health import count_unusable
 from ._state import HMC_STATS
 from ._threads import single_threaded_blas
-from ._validation import require_bool, require_int, require_positive
 from .base import (
     ChainState,
     KernelStep,

@@ -8,7 +8,6 @@ It compiles the model's log density for the step's block once, evaluates it once
 from __future__ import annotations
 
 import math
-import sys
 from typing import Any, ClassVar
 
 import numpy as np
@@ -22,11 +21,14 @@ from pymc.vartypes import discrete_types
 from rich.progress import TextColumn
 from rich.table import Column
 
+from .._validation import require_bool, require_int, require_mapping, require_seed
 from ..core.adaptation import RobbinsMonroScale, adaptation_probability
 from ..core.history import ChainHistory
 from ..core.moves import CoordinateWalk, Mixture, Move, Proposal, optimal_scale
 from ..core.scouting import Scouts
+from ..core.transitions import accept
 from ._compile import failure_hint, pm_compile, warn_if_noisy_outside_the_block
+from ._failures import LogDensityError, sampling_chain_index
 from ._health import (
     MIN_ACCEPTED_PER_PARAMETER,
     count_unusable,
@@ -40,7 +42,6 @@ from ._signature import explicit_signature
 from ._start import StartScales
 from ._state import ChainState, KernelStepState, RefusesOtherKindsOfState, Transition, TuningData
 from ._threads import single_threaded_blas
-from ._validation import require_bool, require_int, require_mapping, require_seed
 from ._variables import step_initial_point, step_model, step_value_vars
 
 __all__ = [
@@ -63,25 +64,6 @@ SCOUT_SHARE = 0.1
 SCOUT_SCALE_RANGE = 1e4
 #: the walkers (``walkers=``) move for this share of the tuning iterations
 WALKER_SHARE = 0.5
-
-
-def _sampling_chain_index() -> int | None:
-    """The index of the chain PyMC is sampling, read from its sampling loop's frame (best
-    effort, for error messages: PyMC does not tell a step which chain it runs)."""
-    frame = sys._getframe(1)
-    while frame is not None:
-        module = frame.f_globals.get("__name__", "")
-        if module.startswith("pymc.sampling"):
-            owner = frame.f_locals.get("self")
-            for candidate in (frame.f_locals.get("chain"), getattr(owner, "chain", None)):
-                if isinstance(candidate, int | np.integer) and not isinstance(candidate, bool):
-                    return int(candidate)
-        frame = frame.f_back
-    return None
-
-
-class LogDensityError(RuntimeError):
-    """The model's log density failed (raised, or returned +inf) at a point a step proposed."""
 
 
 class KernelStep(StartScales, PooledTuning, RefusesOtherKindsOfState, ArrayStepShared):
@@ -326,7 +308,7 @@ class KernelStep(StartScales, PooledTuning, RefusesOtherKindsOfState, ArrayStepS
             shown = {k: np.asarray(v).tolist() for k, v in point.items()}
         else:
             shown = np.asarray(x).tolist()
-        index = _sampling_chain_index()
+        index = sampling_chain_index()
         which = "the chain" if index is None else f"chain {index}"
         return (
             f"{type(self).__name__}, iteration {chain.iteration} of {which} ({phase}), "
@@ -430,8 +412,7 @@ class KernelStep(StartScales, PooledTuning, RefusesOtherKindsOfState, ArrayStepS
                 chain.degenerate_proposals += not proposal.null
         if math.isnan(log_ratio):
             log_ratio = -math.inf
-        accept_prob = math.exp(min(0.0, log_ratio))
-        accepted = math.log(self.rng.uniform()) < log_ratio
+        accepted, accept_prob = accept(self.rng, log_ratio)
         if accepted:
             x_new = proposal.x
             chain.current_logp = logp_proposal

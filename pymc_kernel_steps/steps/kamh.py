@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._validation import require_positive
 from ..core.adaptation import RobbinsMonroScale
 from ..core.history import ChainHistory
 from ..core.kernels import GaussianKernel, LinearKernel, median_lengthscale
@@ -17,7 +18,6 @@ from ._docs import with_shared_parameters
 from ._kam import KAMStep
 from ._moves import LearnedMoves, learned_instance_stats, move_code, moves_attribute, require_moves
 from ._tuning import SCALE_RANGE, min_accepted_moves
-from ._validation import require_positive
 from .base import ChainState, KernelStep
 
 __all__ = ["KAMH", "KAMHChain", "AdaptiveMetropolis"]

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+from .._validation import require_int
 from ..core.kernels import GaussianKernel
 from ..core.score_matching import (
     FiniteScoreEstimator,
 )
 from ._docs import with_shared_parameters
 from ._kmc import _KMC
-from ._validation import require_int
 
 __all__ = ["KMCFinite"]
 

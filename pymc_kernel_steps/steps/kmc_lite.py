@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 
+from .._validation import require_bool, require_choice, require_int
 from ..core.history import ChainHistory
 from ..core.kernels import GaussianKernel
 from ..core.regression import (
@@ -24,7 +25,6 @@ from ..core.score_matching import (
 from ..core.whitening import Whitening
 from ._docs import with_shared_parameters
 from ._kmc import _KMC, _MIN_DISTINCT_STATES, KMCChain
-from ._validation import require_bool, require_choice, require_int
 
 __all__ = ["KMCLite"]
 
