@@ -74,7 +74,7 @@ def test_a_chain_sitting_at_one_point_while_accepting_elsewhere_is_reported_as_s
     its draws' rejection runs, if the check misjudges such a run, or if its warning does not
     reach PyMC's log.
 
-    What motivated the check, and this test's name: on ``mixed4`` (a t₅ with a sine ridge on
+    What motivated the check: on ``mixed4`` (a t₅ with a sine ridge on
     it) the paper's ``KMCLite`` rarely returned from the ridge's tails, and its chains sat for
     49-91 iterations at one point while accepting over half their proposals. A test that
     waited for such an excursion on one seed held for one machine's random stream only."""
@@ -188,7 +188,7 @@ def test_a_learned_move_failing_for_a_stretch_while_others_move_is_reported(step
     tenth of its tries at a success rate of 0.2 here, fails 68 times in a row over such a
     stretch, which is not improbable at that rate (p ~ 10⁻⁵).
 
-    What motivated the check, and this test's name: on ``curved6`` (a star of curves around
+    What motivated the check: on ``curved6`` (a star of curves around
     x1 ~ N(0, 1.5²)) in one run of the robustness study the learned ``KMCLite`` went out to
     x1 = 3-6 after 1,000 draws and stayed for 3,500, its surrogate trajectories accepted 0
     times in 1,689 tries there (0.455 elsewhere); E[x1] came out 2.4 (exact 0), and nothing
