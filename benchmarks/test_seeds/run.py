@@ -146,7 +146,7 @@ def write_page(variants, results, minutes, probes, args) -> None:
         for name, (outcome, message) in sorted(results.get(variant, {}).items()):
             if outcome in ("FAIL", "ERROR"):
                 lines.append(f"- {variant}, `{name}`: {message}")
-    (HERE / "results.md").write_text("\n".join(lines) + "\n")
+    (HERE / args.output).write_text("\n".join(lines) + "\n")
 
 
 def main(argv=None) -> None:
@@ -157,6 +157,7 @@ def main(argv=None) -> None:
     parser.add_argument("-k", default=None, help="pytest's -k selection")
     parser.add_argument("--all", action="store_true", help="keep the excluded files")
     parser.add_argument("--failures-only", action="store_true", help="list failing tests only")
+    parser.add_argument("--output", default="results.md", help="the page, beside this file")
     args = parser.parse_args(argv)
     args.argv = sys.argv[1:] if argv is None else list(argv)
     variants = [f"offset {k}" for k in args.offsets] + (["perturbed"] if args.perturbed else [])
