@@ -15,12 +15,20 @@ compare chains bit for bit, and a last-bit difference in a Cholesky factor chang
 accept/reject decision a few dozen iterations in: recorded with ``SkylakeX`` kernels, they failed
 on a machine with ``Haswell`` ones. They are recorded with ``Haswell`` kernels, which every
 x86-64 machine with AVX2 can run.
+
+Another random stream for every ``pm.sample`` call: ``PKS_TEST_SEED_OFFSET=k`` (an integer) adds
+``k`` to each integer ``random_seed`` given to ``pymc.sample`` (an autouse fixture wraps it), so
+the statistical tests run on streams they were not written on, as they do on another machine
+(``benchmarks/test_seeds/run.py`` runs the ``slow`` ones so). Unset or 0, nothing is wrapped.
+Bit-for-bit tests (``tests/steps/test_golden_draws.py``) fail under an offset, by design; seeds
+given otherwise (a ``Generator``, a list, ``np.random.default_rng(seed)`` in a test) are left.
 """
 
 from __future__ import annotations
 
 import os
 
+import pytest
 from threadpoolctl import threadpool_limits
 
 _BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
@@ -45,6 +53,33 @@ if not any(name in os.environ for name in _BLAS_THREADS):
     for name in _BLAS_THREADS:
         os.environ[name] = "1"  # libraries loaded later, and the tests' subprocesses
     threadpool_limits(1, user_api="blas")  # the libraries this process has loaded already
+
+
+#: added to every integer ``random_seed`` of ``pymc.sample`` (see the module's docstring)
+SEED_OFFSET_VARIABLE = "PKS_TEST_SEED_OFFSET"
+
+
+@pytest.fixture(autouse=True)
+def _offset_random_seeds(monkeypatch):
+    """``pymc.sample`` with ``PKS_TEST_SEED_OFFSET`` added to an integer ``random_seed``; nothing
+    when the variable is unset or 0."""
+    offset = int(os.environ.get(SEED_OFFSET_VARIABLE, "0") or 0)
+    if not offset:
+        yield
+        return
+    import numbers
+
+    import pymc
+
+    sample = pymc.sample
+
+    def offset_sample(*args, random_seed=None, **kwargs):
+        if isinstance(random_seed, numbers.Integral) and not isinstance(random_seed, bool):
+            random_seed = int(random_seed) + offset
+        return sample(*args, random_seed=random_seed, **kwargs)
+
+    monkeypatch.setattr(pymc, "sample", offset_sample)
+    yield
 
 
 #: the longest tests, moved to the front of the run in this order (the others keep pytest's

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 
+import arviz as az
 import numpy as np
 import pymc as pm
 import pytensor.tensor as pt
@@ -53,15 +54,18 @@ def _sample(model, step_class, **kwargs):
 
 
 def assert_every_iteration_evaluated(stats):
-    """Every iteration evaluates the model, but for a snooker move onto the state itself (null)
-    and a surrogate trajectory aborted far out (`diverging`, counted and reported); never a
-    degenerate proposal."""
+    """Every iteration evaluates the model, but for a population move onto the state itself
+    (snooker's centre at the state, or differential evolution between two equal states of a
+    chain that sat still) and a surrogate trajectory aborted far out (`diverging`, counted and
+    reported); never a degenerate proposal of another move (KAMH's, once singular)."""
     skipped = stats.logp_evals.values != 1
     if skipped.any():
         moves = stats.move.values
-        null = np.isin(moves, NULL_MOVES)
-        aborted = (moves == MOVE_KINDS.index("surrogate_hmc")) & stats.diverging.values
-        assert np.all(~skipped | null | aborted)
+        onto_the_state = np.isin(moves, NULL_MOVES)
+        aborted = moves == MOVE_KINDS.index("surrogate_hmc")
+        if "diverging" in stats:
+            aborted &= stats.diverging.values
+        assert np.all(~skipped | onto_the_state | aborted), np.unique(moves[skipped])
 
 
 def test_a_proposal_of_the_state_itself_is_neither_evaluated_nor_accepted(step_class):
@@ -208,40 +212,65 @@ def test_bad_flag_types_are_rejected():
             KAMH(whiten=1)
 
 
+def _reported(warnings) -> bool:
+    """Whether a chain's ``warning`` stats (``keep_warning_stat=True``) hold the end-of-chain
+    warning of a chain that may not have mixed."""
+    found = []
+    for entry in warnings:
+        if entry is not None:
+            found.extend(np.ravel(entry) if isinstance(entry, np.ndarray) else [entry])
+    return any("may not have mixed" in str(getattr(w, "message", w)) for w in found)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("tune", [300, 1000])
-def test_no_silent_collapse_on_a_black_box_ode(step_class, tune, caplog):
+def test_no_silent_collapse_on_a_black_box_ode(step_class, tune):
     """The Lotka–Volterra model on which KAMH once collapsed (γ → 1e-9, every proposal singular
     and rejected without evaluating the model, silently): every iteration evaluates the model,
-    the adapted scales stay positive, and a chain that barely moves is reported. (Some chains
-    do get stuck in this strongly correlated posterior at these short budgets: the docs say
-    so; here the point is that it is never silent.)"""
+    the adapted scales stay positive, and a chain that barely moves, or after the longer tuning
+    has not found the posterior, is reported. (Some chains do get stuck in this strongly
+    correlated posterior at these short budgets: the docs say so; here the point is that it is
+    never silent.)
+
+    A chain has found the posterior when every parameter's median is within 30 % of the truth
+    plus 4 MCSEs of that median (the draws' own error: slowly mixing chains of 1000 draws).
+    Before, every chain that accepted 2 % or more had to pass that check without the MCSE, and
+    whether one did depended on the seed: of seeds 1-6 one failed for KMCFinite, and with seed
+    8 AdaptiveMetropolis's chains sat at α ≈ 7 and α ≈ 0.2 (truth 0.55), the first accepting
+    3 % of its proposals and reported (too few accepted moves per parameter), the second in a
+    minor mode where it mixes, which no check of one chain can see. So a chain that has not
+    found the posterior must be reported by its own ``warning`` stat, or disagree with the
+    other chain so that PyMC's R-hat check reports it (R-hat > 1.01), which holds for any
+    random stream. The test fails if a stuck chain goes unreported, or the chains are lost
+    together and nothing says so."""
     # 1000 draws after the longer tuning: the medians below are compared with the truth, and
     # 300 draws of these slowly mixing chains left their Monte Carlo error near the tolerance
     draws = 1000 if tune == 1000 else 300
-    # seed 6: with seed 4, KMCFinite's tune=1000 run failed the median check once the log density
-    # was compiled without fast-math (last-bit changes, a different chain): of seeds 1-6 it fails
-    # only 4 that way, and passes all six with fast-math; seed 5 failed 4 of the 8 cases
-    with caplog.at_level(logging.WARNING, logger="pymc"):
-        with lotka_volterra_model():
-            idata = pm.sample(
-                step=step_class(), tune=tune, draws=draws, chains=2, cores=1, random_seed=6,
-                progressbar=False, compute_convergence_checks=False,
-            )  # fmt: skip
+    with lotka_volterra_model():
+        idata = pm.sample(
+            step=step_class(), tune=tune, draws=draws, chains=2, cores=1, random_seed=6,
+            keep_warning_stat=True, progressbar=False, compute_convergence_checks=False,
+        )  # fmt: skip
     stats = idata.sample_stats
     assert_every_iteration_evaluated(stats)
     for name in ("gamma", "nu2", "step_size"):
         if name in stats:
             values = stats[name].values
             assert np.all(values[np.isfinite(values)] > 1e-6), name
-    warned = [r for r in caplog.records if "may not have mixed" in r.getMessage()]
-    stuck_chains = int(np.sum(stats.accepted.values.mean(axis=1) < 0.02))
-    assert len(warned) >= stuck_chains
-    if tune == 1000:  # the chains that move have found the posterior
-        moving = stats.accepted.values.mean(axis=1) >= 0.02
+    for chain in range(2):
+        reported = _reported(stats.warning.values[chain])
+        stuck = stats.accepted.values[chain].mean() < 0.02
+        assert reported or not stuck, f"chain {chain} is stuck, silently"
+        if tune < 1000 or reported:
+            continue  # after the short tuning the chains that move may still be on their way
         for i, name in enumerate(["alpha", "beta", "gamma", "delta"]):
-            draws = idata.posterior[name].values[moving]
-            assert abs(np.median(draws) / LV_TRUE[i] - 1) < 0.3, name
+            both = idata.posterior[name].values
+            draws = both[chain][None]
+            error = abs(np.median(draws) - LV_TRUE[i])
+            margin = 0.3 * LV_TRUE[i] + 4 * float(az.mcse(draws, method="median"))
+            rhat = float(az.rhat(both))
+            # off and unreported: the chains must disagree, which PyMC reports (R-hat > 1.01)
+            assert error < margin or rhat > 1.01, (chain, name, np.median(draws), rhat)
 
 
 def test_exception_under_parallel_chains_names_the_chain():

@@ -186,15 +186,34 @@ def test_tuned_then_frozen_quartic_trend_keeps_the_banana_moments():
     Four chains, PyMC's default: the variance of x2 is carried by the arms' tips, which a chain
     visits rarely, and the MCSE of two chains does not see that. Over seeds 0–39 of this
     configuration, |z| > 4 on x2's variance in 4 of 40 runs with two chains (5 of 40 with the
-    envelope before its defensive mixture) and in 2 of 40 with four (6 of 40 before)."""
+    envelope before its defensive mixture) and in 2 of 40 with four (6 of 40 before). A run
+    also fails when a chain makes a sticky excursion far out in an arm (sds 16 and 12 instead
+    of 10 and 4.4, reported by the step's warning): the bulk ESS of x1 and x2 falls below 100
+    (31-55 of 12,000 draws), too few for the z-tests to mean anything; so did seed 15 with
+    other OpenBLAS kernels here and on an AMD EPYC machine (no failure in seeds 0-11 here).
+
+    So a run fails with probability q of about 0.05-0.1, on any random stream, and the test
+    wants 2 of 4 runs (seeds 15-18) to pass, stopping at the second pass: 3 failures of 4 have
+    probability below 0.004 at q = 0.1. A sampler whose frozen kernel is biased fails every
+    run's z-tests (12,000 draws resolve a bias of a few percent of an sd), and the test."""
     mean, var = banana_moments(4)
-    with banana_model(4):
-        step = KMCLite()
-        idata = pm.sample(
-            step=step, tune=1500, draws=3000, chains=4, cores=1, random_seed=15, **QUIET
-        )
-    assert not step.chain.trend.is_standard_gaussian
-    assert_moments(idata.posterior["x"].values, mean, var)
+    passed, failures = 0, []
+    for seed in (15, 16, 17, 18):
+        with banana_model(4):
+            step = KMCLite()
+            idata = pm.sample(
+                step=step, tune=1500, draws=3000, chains=4, cores=1, random_seed=seed, **QUIET
+            )
+        try:
+            assert not step.chain.trend.is_standard_gaussian, "the quartic trend not chosen"
+            assert_moments(idata.posterior["x"].values, mean, var)
+        except AssertionError as failure:
+            failures.append(f"seed {seed}: {failure}")
+            continue
+        passed += 1
+        if passed == 2:
+            return
+    pytest.fail("fewer than 2 of 4 runs pass: " + "; ".join(failures))
 
 
 @pytest.mark.slow
@@ -231,20 +250,33 @@ def test_evaluations_are_recorded_while_tuning_only():
 
 def test_relevance_determination_drops_the_coordinates_off_the_banana():
     """On a 4-d banana the twist lives in the first two coordinates: the fitted Gaussian term
-    describes the two Gaussian coordinates exactly, and the kernel ignores them (precision 0)
-    and bends the banana pair. (Seeds 5, 6, 7: precisions (0, 2.8, 0, 0), (4, 1, 0, 0),
-    (25, 1.6, 0, 0). In the frame of the fitted Gaussian, lower-triangular, the second frame
-    coordinate mixes x₁ and x₂, so one of the pair can carry the twist; with the history's
-    Gaussian as the frame the precisions were those of the pair at least 0.39 and of the
-    Gaussian pair at most 0.098.) With the quadratic trend: a quartic one represents the
-    banana, and leaves the kernel nothing to bend."""
-    for seed in (5, 6):
+    describes the two Gaussian coordinates exactly, so the kernel has nothing to model along
+    them, and relevance determination makes their precisions much smaller than those of the
+    banana pair, which the kernel bends. (In the frame of the fitted Gaussian, lower-triangular,
+    the banana pair's log density depends on the first two frame coordinates only.) With the
+    quadratic trend: a quartic one represents the banana, and leaves the kernel nothing to bend.
+
+    The greedy search on held-out error is not exact: over seeds 0–29 it dropped both
+    Gaussian coordinates (precision 0) in 28 runs and left them 0.04 and 0.098 in two, where
+    the pair's largest was 2.56 and 6.25; with numba, numpy and OpenBLAS set as on another
+    machine, in 28 again, (0.062 of 1) and (0.098 and 0.391 of 6.25) in two; on an AMD EPYC
+    machine one run gave (0, 4, 1, 0.25). So a run passes when the Gaussian coordinates'
+    precisions are at most a tenth of the pair's largest, which is positive (60 of these 61
+    runs), and the test wants 3 of 5 runs to pass: at a failure rate of 0.1 per run, six
+    times the rate seen, 5 runs fail it with probability 0.009. It fails if relevance
+    determination keeps the kernel isotropic (every run fails: the precisions are equal), or
+    the trend or the frame leaves the Gaussian coordinates something to model, or the kernel
+    is dropped."""
+    passed, seen = 0, []
+    for seed in (5, 6, 7, 8, 9):
         with banana_model(4):
             step = KMCLite(surrogate="regression", trend="quadratic")
             pm.sample(step=step, tune=2000, draws=10, chains=1, random_seed=seed, **QUIET)
         precisions = step.chain.precisions
-        assert np.all(precisions[2:] == 0.0), precisions
-        assert np.max(precisions[:2]) > 0.3, precisions
+        seen.append(precisions)
+        pair = np.max(precisions[:2])
+        passed += bool(pair > 0 and np.all(precisions[2:] <= 0.1 * pair))
+    assert passed >= 3, np.array(seen)
 
 
 def test_pickle_round_trip_steps_identically():

@@ -380,11 +380,35 @@ def test_the_start_measurement_is_charged_to_the_first_iteration(any_step):
 SCALES = {"tiny": 1e-6, "mid": 1.0, "huge": 1e6}
 
 
+def _between_chain_z(draws: np.ndarray) -> tuple[float, float]:
+    """The largest ``|a − b| / √(MCSE_a² + MCSE_b²)`` over pairs of chains of ``draws`` (chain,
+    draw), for their means and for their sds: how far the chains disagree, in units of their
+    own Monte Carlo errors."""
+    worst_mean = worst_sd = 0.0
+    for i in range(len(draws)):
+        for j in range(i):
+            a, b = draws[i][None], draws[j][None]
+            for method, stat in (("mean", np.mean), ("sd", np.std)):
+                se = np.hypot(az.mcse(a, method=method), az.mcse(b, method=method))
+                z = abs(stat(a) - stat(b)) / se
+                if method == "mean":
+                    worst_mean = max(worst_mean, float(z))
+                else:
+                    worst_sd = max(worst_sd, float(z))
+    return worst_mean, worst_sd
+
+
 def test_parameters_of_very_different_scales_get_their_moments_right(any_step):
     """``tiny ~ N(0, 10⁻⁶)``, ``mid ~ N(0, 1)``, ``huge ~ N(0, 10⁶)`` in one model, without
     reparametrisation (as ``pm.Metropolis`` manages): every scale's mean and sd pass MCSE
-    z-tests and R-hat is near 1. Before, KAMH's `huge` did not move (sd 0.00x the truth) and
-    AdaptiveHMC's `mid` had R-hat 2.4."""
+    z-tests, and the two chains agree, their means and sds within 4 of their combined MCSEs.
+    Before, KAMH's `huge` did not move (sd 0.00x the truth) and AdaptiveHMC's `mid` had R-hat
+    2.4 (its chains at different places: both checks fail on such draws).
+
+    The chains' agreement was R-hat < 1.05, which for two chains of a few dozen effective
+    draws is a coin flip: CKAM's `huge` had R-hat 1.051 on an AMD EPYC machine. A difference
+    of two chains' means is normal with sd the root of the sum of their squared MCSEs, so the
+    test accepts a false alarm of about 10⁻⁴ per comparison, on any random stream."""
     with pm.Model():
         for name, sd in SCALES.items():
             pm.Normal(name, 0.0, sd)
@@ -402,7 +426,8 @@ def test_parameters_of_very_different_scales_get_their_moments_right(any_step):
         row = summary.loc[name]
         assert abs(row["mean"]) / row["mcse_mean"] < 4, (name, row.to_dict())
         assert abs(row["sd"] - sd) / row["mcse_sd"] < 4, (name, row.to_dict())
-        assert row["r_hat"] < 1.05, (name, row.to_dict())
+        z_mean, z_sd = _between_chain_z(idata.posterior[name].values)
+        assert z_mean < 4 and z_sd < 4, (name, z_mean, z_sd, row.to_dict())
 
 
 def test_kamh_accepts_a_tiny_and_a_unit_parameter_at_a_healthy_rate():

@@ -4,15 +4,17 @@ a healthy chain is not."""
 from __future__ import annotations
 
 import logging
+import re
 
 import numpy as np
 import pymc as pm
+import pytensor
 import pytest
 
 from pymc_kernel_steps import CKAM, KAMH, AdaptiveHMC, AdaptiveMetropolis, KMCFinite, KMCLite
-from pymc_kernel_steps.bench.targets.robustness import robustness_model
 from pymc_kernel_steps.core import ChainHistory
-from pymc_kernel_steps.steps._health import sticky_excursion
+from pymc_kernel_steps.core.rejection_runs import rejection_run_probability
+from pymc_kernel_steps.steps._health import STICKY_PROBABILITY, sticky_excursion
 
 QUIET = dict(progressbar=False, compute_convergence_checks=False)
 ALL_STEPS = [KAMH, AdaptiveMetropolis, KMCLite, KMCFinite, CKAM, AdaptiveHMC]
@@ -23,33 +25,79 @@ STALLED = "failed improbably often"
 UNSETTLED = "tuning ended before the learned moves settled"
 
 
-def _messages(caplog, model, step_class, *, tune, draws, chains, seed, phrase) -> list[str]:
+def _messages(caplog, model, step_class, *, tune, draws, chains, seed, phrase, **kwargs):
     """The warnings of one ``pm.sample`` run that contain ``phrase`` (or one of a tuple)."""
     phrases = (phrase,) if isinstance(phrase, str) else tuple(phrase)
     with model, caplog.at_level(logging.WARNING, logger="pymc"):
         pm.sample(
             step=step_class(), tune=tune, draws=draws, chains=chains, cores=1,
-            random_seed=seed, **QUIET,
+            random_seed=seed, **QUIET, **kwargs,
         )  # fmt: skip
     messages = [r.getMessage() for r in caplog.records]
     return [m for m in messages if any(p in m for p in phrases)]
 
 
+def _refusing_for_a_while(first: int, length: int):
+    """A 2-d correlated Gaussian whose log density is −inf everywhere
+    for iterations ``first`` to ``first + length − 1`` (1-based, tuning included), and the
+    ``pm.sample`` callback that switches it: every proposal of those iterations is rejected, so
+    the chain sits at one point for at least ``length`` iterations, whatever its random
+    stream. A sticky excursion built instead of hoped for (a pytensor shared variable in a
+    ``Potential``, set before each iteration from PyMC's ``callback``)."""
+    refuse = pytensor.shared(0.0, name="refuse")
+    with pm.Model() as model:
+        pm.MvNormal("x", np.zeros(2), np.array([[1.0, 0.5], [0.5, 1.0]]))
+        pm.Potential("refuse_for_a_while", refuse)
+
+    def callback(trace, draw):
+        coming = draw.draw_idx + 2  # the 1-based number of the next iteration
+        refuse.set_value(-np.inf if first <= coming < first + length else 0.0)
+
+    return model, callback
+
+
+REFUSING_FROM, REFUSING_FOR = 1801, 160  # after tune=1000: draws 801 to 960 of 2000
+
+
 @pytest.mark.slow
-def test_kmc_sticking_in_the_tails_of_a_heavy_tailed_ridge_is_reported(caplog):
-    """``mixed4`` (a t₅ with a sine ridge on it, a logistic and a Gumbel): the paper's
-    ``KMCLite`` (surrogate trajectories and a random walk) rarely returned from the ridge's
-    tails, and over 10 seeds its E[x₄²] came out low in 9 while the within-run MCSE called the
-    error small; its chains sat for 49-91 iterations at one point while accepting over half
-    their proposals, and nothing said so. The learned default still does, more rarely: seeds
-    0-19 of this configuration have a sticky excursion in 3 runs (the fixed form in 4). Seed 3:
-    65 iterations at one point 3.4 sds out in x1, at acceptance 0.45."""
+@pytest.mark.parametrize("step_class", ALL_STEPS, ids=lambda c: c.__name__)
+def test_a_chain_sitting_at_one_point_while_accepting_elsewhere_is_reported_as_sticky(
+    step_class, caplog
+):
+    """A chain that sat at one point for 160 of its 2,000 draws while accepting a fair share of
+    its proposals elsewhere is reported as a sticky excursion, with the iterations it sat, by
+    every step through ``pm.sample``'s log. The event is built: the model refuses every
+    proposal for those 160 iterations. At the acceptance rates of these steps on a 2-d
+    Gaussian (AdaptiveMetropolis's the lowest, 0.17-0.22 over four seeds with 1,000 draws
+    and 150 refused, 0.35-0.64 the others') a run of 160 rejections has probability below
+    10⁻¹¹ (asserted: the check's threshold is 10⁻⁹), and 160 < 200 (the stuck-chain check's),
+    so the warning is due for every random stream; it fails if a step stops tracking
+    its draws' rejection runs, if the check misjudges such a run, or if its warning does not
+    reach PyMC's log.
+
+    What motivated the check: on ``mixed4`` (a t₅ with a sine ridge on
+    it) the paper's ``KMCLite`` rarely returned from the ridge's tails, and its chains sat for
+    49-91 iterations at one point while accepting over half their proposals. A test that
+    waited for such an excursion on one seed held for one machine's random stream only."""
+    model, callback = _refusing_for_a_while(REFUSING_FROM, REFUSING_FOR)
+    with model:
+        step = step_class()
     messages = _messages(
-        caplog, robustness_model("mixed4"), KMCLite, tune=2000, draws=3000, chains=1, seed=3,
-        phrase=STICKY,
+        caplog, model, lambda: step, tune=1000, draws=2000, chains=1, seed=3,
+        phrase=STICKY, callback=callback,
     )  # fmt: skip
-    assert len(messages) == 1
-    assert "KMCLite" in messages[0] and "sds from the draws' mean" in messages[0]
+    # the premise: at the chain's acceptance rate a run of REFUSING_FOR is improbable enough
+    acceptance = step.chain.draws_accepted / step.chain.draws_done
+    chance = rejection_run_probability(REFUSING_FOR, step.chain.draws_done, acceptance)
+    assert chance < STICKY_PROBABILITY, (acceptance, chance)
+    assert len(messages) == 1, messages
+    (found,) = re.findall(
+        r"stayed at one point for (\d+) iterations \(iterations (\d+) to (\d+)", messages[0]
+    )
+    run, start, end = map(int, found)
+    assert REFUSING_FOR <= run < 200, messages[0]
+    assert start <= REFUSING_FROM and end >= REFUSING_FROM + REFUSING_FOR - 1, messages[0]
+    assert step_class.__name__ in messages[0] and "sds from the draws' mean" in messages[0]
 
 
 def _correlated_model() -> pm.Model:
@@ -105,24 +153,71 @@ def test_the_check_weighs_the_run_against_the_acceptance_rate():
 
 
 # ------------------------------------------------------------------------------ stalled moves
-@pytest.mark.slow
-def test_a_surrogate_that_fails_out_in_a_tail_is_reported(caplog):
-    """``curved6`` (a star of curves around x1 ~ N(0, 1.5²)): in one run of the robustness
-    study (seed set 4, replicate 1) the learned ``KMCLite`` went out to x1 = 3-6 after 1,000
-    draws and stayed for 3,500. Its surrogate trajectories, half of its moves, were accepted 0
-    times in 1,689 tries there (0.455 elsewhere), so it crawled on the random walk and
-    differential evolution; E[x1] came out 2.4 (exact 0). It made no run of 20 rejections
-    improbable enough to be a sticky excursion, and nothing said so."""
-    from pymc_kernel_steps.bench.runners import replicate_seeds
+def _with_its_own_move_failing(step_class, first: int, length: int):
+    """``step_class`` whose own learned move (the KMC steps' surrogate trajectory, KAMH's
+    kernel proposal) proposes a point 1000 sds away, which the model rejects, at iterations
+    ``first`` to ``first + length − 1`` (1-based, tuning included): a move that fails there
+    for every random stream, while the mixture's other moves go on moving the chain, as a
+    surrogate fitted elsewhere that is wrong where the chain is."""
 
-    seed = replicate_seeds(4, 10)[1]
+    class OwnMoveFailing(step_class):
+        def _propose(self, x):
+            proposal, context = super()._propose(x)
+            coming = self.chain.iteration + 1
+            own = getattr(self.chain, self.own_move)
+            if proposal.move is own and first <= coming < first + length:
+                proposal.x = x + 1000.0
+            return proposal, context
+
+    OwnMoveFailing.__name__ = OwnMoveFailing.__qualname__ = step_class.__name__
+    return OwnMoveFailing
+
+
+FAILING_FROM, FAILING_FOR = 2801, 500  # after tune=2000: draws 801 to 1300 of 2000
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("step_class", [KMCLite, KMCFinite], ids=lambda c: c.__name__)
+def test_a_learned_move_failing_for_a_stretch_while_others_move_is_reported(step_class, caplog):
+    """A step whose own learned move fails at every try over a quarter of the draws, while its
+    mixture's other moves go on moving the chain, is reported through ``pm.sample``'s log: the
+    move, how often and where it failed. The event is built (the move proposes far out for
+    those 500 iterations, :func:`_with_its_own_move_failing`): the move makes some hundred
+    tries there, each rejected, a run below the check's probability threshold at its success
+    rate elsewhere (asserted), so the warning is due for every random stream. It fails if a
+    step stops recording its moves' tries, if the check misjudges such a run or misplaces it,
+    or if the warning does not reach PyMC's log; and if the chain sat still instead (a sticky
+    excursion is reported then, and asserted absent here). Not ``KAMH``: its kernel move, a
+    tenth of its tries at a success rate of 0.2 here, fails 68 times in a row over such a
+    stretch, which is not improbable at that rate (p ~ 10⁻⁵).
+
+    What motivated the check: on ``curved6`` (a star of curves around
+    x1 ~ N(0, 1.5²)) in one run of the robustness study the learned ``KMCLite`` went out to
+    x1 = 3-6 after 1,000 draws and stayed for 3,500, its surrogate trajectories accepted 0
+    times in 1,689 tries there (0.455 elsewhere); E[x1] came out 2.4 (exact 0), and nothing
+    said so. A test that waited for that run on one seed held for one machine's random stream
+    only."""
+    step_class = _with_its_own_move_failing(step_class, FAILING_FROM, FAILING_FOR)
+    with pm.Model() as model:
+        pm.MvNormal("x", np.zeros(3), np.array([[1, 0.9, 0.5], [0.9, 1, 0.6], [0.5, 0.6, 1]]))
+        step = step_class()
     messages = _messages(
-        caplog, robustness_model("curved6"), KMCLite, tune=4992, draws=4993, chains=1,
-        seed=seed, phrase=STALLED,
+        caplog, model, lambda: step, tune=2000, draws=2000, chains=1, seed=4,
+        phrase=(STALLED, STICKY),
     )  # fmt: skip
-    assert len(messages) == 1
-    assert "`surrogate_hmc` 1979 times" in messages[0]
-    assert "4.3 sds of the late tuning phase from its mean in coordinate 2" in messages[0]
+    kind = getattr(step.chain, step.own_move).kind
+    record = step.chain.draws_move_runs[kind]
+    # the premise: the built run is improbable at the move's success rate
+    chance = rejection_run_probability(record.longest, record.tries, record.moves / record.tries)
+    assert record.longest >= 50 and chance < STICKY_PROBABILITY, (record, chance)
+    assert len(messages) == 1 and STALLED in messages[0], messages
+    (found,) = re.findall(rf"`{kind}` (\d+) times, iterations (\d+) to (\d+)", messages[0])
+    run, start, end = map(int, found)
+    assert run == record.longest, messages[0]
+    last = FAILING_FROM + FAILING_FOR - 1
+    assert min(end, last) - max(start, FAILING_FROM) + 1 >= 0.9 * FAILING_FOR, messages[0]
+    assert f"{step_class.__name__}: a chain may not have mixed" in messages[0]
+    assert "sds of the late tuning phase from its mean" in messages[0]
 
 
 class _Runs:
