@@ -346,12 +346,11 @@ def end_of_chain_warning(step) -> SamplerWarning | None:
             "`LKJCholeskyCov` gives +inf beyond a log-sd of about 19), which costs nothing but "
             "the rejection, or a bug in the model; evaluate `model.compile_logp()` there."
         )
-    if unfitted := unfitted_own_move(step):
-        notes.append(unfitted)
-    elif unsettled := unsettled_tuning(step):
-        notes.append(unsettled)
+    unfitted = unfitted_own_move(step)
+    unsettled = None if unfitted else unsettled_tuning(step)
+    notes.extend(note for note in (unfitted, unsettled) if note)
     # a few divergences are the price of long steps: no warning for them alone
-    if not problems and not notes:
+    if not problems and not chain.infinite_log_densities and not unfitted and not unsettled:
         return None
     message = " ".join(notes)
     if problems:

