@@ -163,12 +163,13 @@ def test_frozen_quartic_trend_of_the_wrong_log_densities_still_samples_the_targe
     """A quartic trend fitted to a twisted Gaussian's log densities steers the trajectories
     along the twist; the true density in the ratio keeps the Gaussian's moments.
 
-    One chain of this frozen kernel mixes slowly along the correlated pair, and its MCSE
-    understates the error now and then: under another machine's floating point the chain of
-    pilot 14 gave a variance z of -5.2 and, from another chain seed, an ESS of 3 (the warm
-    start chooses the surrogate from the pilot alone, so every chain of one pilot shares its
-    surrogate). Two of three pilots (seeds 14-16) must pass the z-tests."""
-    failures = []
+    One chain of this frozen kernel mixes slowly along the correlated pair, and over 12,000
+    draws its MCSE understated the error: under another machine's floating point the variance z
+    of x₀ was −5.2 and −4.1 from two of three pilots, and −0.7 and 0.1 from the same pilots over
+    48,000 draws (slow mixing, not a wrong stationary law). Over 24,000 draws every pilot of
+    14-16 gave |z| < 3.4 on both floating points; two of three pilots must pass (the warm start
+    chooses the surrogate from the pilot alone, so every chain of one pilot shares it)."""
+    failures, passed = [], 0
     for seed in (14, 15, 16):  # the pilot, from which the warm start chooses the surrogate
         rng = np.random.default_rng(seed)
         points = rng.multivariate_normal(CORRELATED_MEAN, CORRELATED_COV, size=400)
@@ -182,11 +183,15 @@ def test_frozen_quartic_trend_of_the_wrong_log_densities_still_samples_the_targe
             random_walk_probability=0.0,
         )
         assert not step.chain.trend.is_standard_gaussian
-        draws = _run(step, CORRELATED_MEAN, 12000)
+        draws = _run(step, CORRELATED_MEAN, 24000)
         try:
             assert_moments(draws[None], CORRELATED_MEAN, np.diag(CORRELATED_COV))
         except AssertionError as error:
             failures.append(f"pilot {seed}: {error}")
+        else:
+            passed += 1
+        if passed == 2:
+            break
         if len(failures) > 1:
             raise AssertionError("; ".join(failures))
 
