@@ -242,9 +242,11 @@ def unfitted_own_move(step) -> str | None:
 #: spread in even one coordinate. On a 14-parameter non-centred hierarchical model with PyMC's
 #: default tune=1000 (and four chains) KMCLite's and KAMH's chains had 1.6-3.6 in their slowest
 #: coordinate and ended at R-hat 1.26-1.50; with tune=3000 KMCLite's had 16-73 and R-hat 1.01.
-#: Healthy chains on Gaussians and bounded 3-4-d models had 20-200 with tune=1000, and chains
-#: that mix slowly on the 4- and 8-d bananas 7-9 (not reported; AdaptiveMetropolis and
-#: KMCFinite on the 8-d banana 2.0-4.4, reported).
+#: Healthy chains on Gaussians and bounded 3-4-d models had 20-200 with tune=1000, but
+#: AdaptiveMetropolis, a random walk, 5-38 on a 4-d Gaussian over 30 seeds (one chain of another
+#: random stream was reported); chains that mix slowly on the 4- and 8-d bananas had 7-9 (not
+#: reported; AdaptiveMetropolis and KMCFinite on the 8-d banana 2.0-4.4, reported); KAMH with
+#: tune=300 on a 4-d Gaussian 2.0-16 (reported in 3 of 8 seeds).
 UNSETTLED_TUNING_EFFECTIVE_STATES = 5
 #: the effective states in the late half of tuning that the suggested tuning length aims at
 SETTLED_TUNING_EFFECTIVE_STATES = 10
