@@ -31,12 +31,22 @@ import numpy as np
 
 from .history import first_visits
 
-__all__ = ["Whitening"]
+__all__ = ["Whitening", "moved_coordinates"]
 
 #: smallest relative ridge ε added to the history's correlation matrix
 CORRELATION_RIDGE = 1e-12
 #: shrinkage of the correlation matrix towards the identity: ε ≥ SHRINKAGE × d / (distinct points)
 SHRINKAGE = 1.0
+
+
+def moved_coordinates(points) -> np.ndarray:
+    """Whether each coordinate of ``points`` (shape ``(n, d)``) takes more than one value.
+
+    A coordinate the points never left has no spread, but its computed variance is a rounding
+    error rather than zero (the mean of 52 equal values of 0.6 is not 0.6: variance 1.2e-32), so
+    a test of the variance against zero takes it for a tiny spread."""
+    points = np.asarray(points, dtype=float)
+    return np.any(points != points[:1], axis=0)
 
 
 @dataclass(frozen=True)
@@ -114,7 +124,7 @@ class Whitening:
         centred = points - mean
         cov = centred.T @ centred / points.shape[0]
         variance = np.diag(cov).copy()
-        moved = variance > 1e-300
+        moved = moved_coordinates(points) & (variance > 1e-300)
         history_sd = np.sqrt(np.where(moved, variance, fallback))
         correlation = np.where(np.outer(moved, moved), cov / np.outer(history_sd, history_sd), 0.0)
         sd = history_sd

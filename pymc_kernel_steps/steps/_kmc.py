@@ -24,7 +24,7 @@ from ..core.kernels import median_lengthscale
 from ..core.moves import Mixture, Proposal, RandomWalk, SurrogateHMC
 from ..core.regression import PolynomialTrend
 from ..core.score_matching import select_hyperparameters
-from ..core.whitening import Whitening
+from ..core.whitening import Whitening, moved_coordinates
 from ._moves import (
     LearnedMoves,
     learned_instance_stats,
@@ -483,7 +483,10 @@ class _KMC(KernelStep, WarmStart):
         points = chain.whitening.whiten(training)
         if select:
             variance = points.var(axis=0)
-            if self.adapt_mass and np.all(np.isfinite(variance)) and np.all(variance > 0):
+            spread = np.all(moved_coordinates(training)) and np.all(
+                np.isfinite(variance) & (variance > 0)
+            )
+            if self.adapt_mass and spread:
                 chain.inv_mass = variance
             if self.confine:
                 chain.confinement = Confinement.around(points, chain.inv_mass)
