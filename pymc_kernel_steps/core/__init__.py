@@ -2,10 +2,13 @@
 optimisation. Never imports PyMC."""
 
 from .adaptation import (
+    Adapter,
     CoordinateScales,
     DualAveraging,
+    Feedback,
     JumpDistanceStepSize,
     RobbinsMonroScale,
+    TrajectoryParameters,
     adaptation_probability,
 )
 from .bayesopt import (
@@ -109,6 +112,7 @@ __all__ = [
     "Proposal",
     "RandomWalk",
     "optimal_scale",
+    "Adapter",
     "AnnealedUCB",
     "Ascent",
     "Climb",
@@ -119,6 +123,7 @@ __all__ = [
     "Confinement",
     "CoordinateScales",
     "DualAveraging",
+    "Feedback",
     "FiniteScoreEstimator",
     "GaussianKernel",
     "GaussianProcessFit",
@@ -139,6 +144,7 @@ __all__ = [
     "SearchBox",
     "StartScales",
     "SurrogateTrajectory",
+    "TrajectoryParameters",
     "TuningWalkers",
     "Whitening",
     "WindowedTuner",

@@ -9,6 +9,7 @@ import pytest
 
 from pymc_kernel_steps.core import (
     DualAveraging,
+    Feedback,
     JumpDistanceStepSize,
     RobbinsMonroScale,
     adaptation_probability,
@@ -27,7 +28,8 @@ def test_jump_distance_search_finds_the_peak(start):
     rng = np.random.default_rng(0)
     tuner = JumpDistanceStepSize(start)
     for _ in range(6000):
-        tuner.update(_noisy_esjd(tuner.propose(rng), rng))
+        step_size, _ = tuner.propose(rng)
+        tuner.update(Feedback(1.0, _noisy_esjd(step_size, rng)))
     assert 0.3 / 1.6 < tuner.step_size < 0.3 * 1.6
 
 
@@ -41,20 +43,21 @@ def test_jump_distance_search_where_dual_averaging_collapses():
 
     tuner, averaging = JumpDistanceStepSize(0.3), DualAveraging(0.3, target=0.8)
     for _ in range(3000):
-        eps = tuner.propose(rng)
-        tuner.update(acceptance(eps) * min(eps, 1.0) ** 2 * rng.exponential())
-        averaging.update(acceptance(averaging.step_size))
-    assert averaging.final_step_size < 0.02
+        eps = tuner.propose(rng).step_size
+        tuner.update(Feedback(acceptance(eps), min(eps, 1.0) ** 2 * rng.exponential()))
+        averaging.update(Feedback(acceptance(averaging.propose(rng).step_size)))
+    assert averaging.final().step_size < 0.02
     assert tuner.step_size > 0.3
 
 
 def test_jump_distance_search_ignores_reports_without_a_draw_and_non_finite_jumps():
     rng = np.random.default_rng(2)
     tuner = JumpDistanceStepSize(1.0, window=5)
-    assert tuner.update(10.0) == 1.0  # nothing drawn yet
+    tuner.update(Feedback(1.0, 10.0))  # nothing drawn yet: ignored
+    assert tuner.value == (1.0, None)
     for _ in range(5):
         tuner.propose(rng)
-        tuner.update(math.nan)
+        tuner.update(Feedback(1.0, math.nan))
     assert math.isfinite(tuner.step_size) and tuner.step_size > 0
 
 
@@ -83,7 +86,7 @@ def test_adaptation_probability_vanishes_with_divergent_sum():
 def test_robbins_monro_restart_clips_to_the_bounds_and_resets_the_gain():
     scale = RobbinsMonroScale.within(1.0, 10.0)
     for _ in range(50):
-        scale.update(0.0)
+        scale.update(Feedback(0.0))
     assert scale.iteration == 50
     scale.restart_at(3.0)
     assert scale.scale == pytest.approx(3.0) and scale.iteration == 0
@@ -91,3 +94,4 @@ def test_robbins_monro_restart_clips_to_the_bounds_and_resets_the_gain():
     assert scale.scale == pytest.approx(10.0)
     scale.restart_at(1e-6)
     assert scale.scale == pytest.approx(0.1)
+
