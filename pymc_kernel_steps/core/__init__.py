@@ -3,6 +3,7 @@ optimisation. Never imports PyMC."""
 
 from .adaptation import (
     Adapter,
+    CandidateSearch,
     CoordinateScales,
     DualAveraging,
     Feedback,
@@ -115,6 +116,7 @@ __all__ = [
     "Adapter",
     "AnnealedUCB",
     "Ascent",
+    "CandidateSearch",
     "Climb",
     "ascend",
     "climb",

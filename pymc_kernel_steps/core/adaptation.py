@@ -24,6 +24,7 @@ import numpy as np
 
 __all__ = [
     "Adapter",
+    "CandidateSearch",
     "CoordinateScales",
     "DualAveraging",
     "Feedback",
@@ -431,3 +432,65 @@ class CoordinateScales(Adapter):
         others)."""
         floor = (self.FLOOR_SHARE * np.exp(self.log_scales) / self.SCALE_PER_SD) ** 2
         return np.where(self.counts >= 10, floor, 0.0)
+
+
+class CandidateSearch(Adapter):
+    """The best of ``count`` candidates (e.g. a kernel's lengthscales) by a moving average of
+    the rewards each earns.
+
+    While the search runs, :meth:`propose` draws a candidate uniformly (independently of the
+    chain's state, so the candidates' moves form a mixture of MH moves) and makes it the
+    :attr:`value`; :meth:`update` moves the average of candidate ``feedback.index`` towards
+    ``feedback.reward``, ``r̄ ← r̄ + w (r − r̄)``; :meth:`final` is the candidate of largest
+    average among those tried (the current one if none was).
+
+    Parameters
+    ----------
+    count : int
+        Number of candidates (indices ``0 … count − 1``).
+    average_weight : float
+        ``w``, the weight of a new reward in the moving averages, in (0, 1].
+    current : int
+        The candidate in use before the first proposal.
+
+    Attributes
+    ----------
+    scores : numpy.ndarray
+        Each candidate's moving average of rewards.
+    counts : numpy.ndarray
+        The rewards each candidate earned.
+    """
+
+    def __init__(self, count: int, average_weight: float, current: int = 0):
+        if int(count) != count or count < 1:
+            raise ValueError(f"`count` must be a positive integer, got {count!r}.")
+        if not 0 < average_weight <= 1:
+            raise ValueError(f"`average_weight` must lie in (0, 1], got {average_weight!r}.")
+        if not 0 <= current < count:
+            raise ValueError(f"`current` must lie in [0, {count}), got {current!r}.")
+        self.average_weight = float(average_weight)
+        self.current = int(current)
+        self.scores = np.zeros(int(count))
+        self.counts = np.zeros(int(count), dtype=np.int64)
+
+    @property
+    def value(self) -> int:
+        """The candidate in use."""
+        return self.current
+
+    def propose(self, rng: np.random.Generator) -> int:
+        """A candidate drawn uniformly, from now on the one in use."""
+        self.current = int(rng.integers(len(self.scores)))
+        return self.current
+
+    def update(self, feedback: Feedback, rng: np.random.Generator | None = None) -> None:
+        """Add ``feedback.reward`` to the moving average of candidate ``feedback.index``."""
+        k = feedback.index
+        self.scores[k] += self.average_weight * (feedback.reward - self.scores[k])
+        self.counts[k] += 1
+
+    def final(self) -> int:
+        """The tried candidate of largest average (the current one if none was tried)."""
+        if not self.counts.any():
+            return self.current
+        return int(np.argmax(np.where(self.counts > 0, self.scores, -np.inf)))
