@@ -1,11 +1,14 @@
-"""Adaptation: one protocol for every tuner, and the tuners of scales and step sizes.
+"""Adaptation: one protocol for every tuner; the tuners of scales and step sizes, and a search
+among candidates.
 
-Every tuner of the package is an :class:`Adapter`. Each iteration the sampler asks it for the
-value to use (:meth:`Adapter.propose`, which draws from ``rng`` only for a tuner that tries
-candidates, such as :class:`JumpDistanceStepSize`), makes its transition, and tells it what came
-of it in one :class:`Feedback` (:meth:`Adapter.update`); :attr:`Adapter.value` is its current
-value and :meth:`Adapter.final` the one to freeze at the end of tuning. A sampler never needs to
-know which tuner it holds: a trajectory's tuners (:class:`DualAveraging`,
+Every tuner of the package is an :class:`Adapter`: those here, the Bayesian optimisers
+(:class:`~pymc_kernel_steps.core.AnnealedUCB`, :class:`~pymc_kernel_steps.core.WindowedTuner`)
+and a mixture's weights (:class:`~pymc_kernel_steps.core.JumpRateWeights`). Each iteration the
+sampler asks it for the value to use (:meth:`Adapter.propose`, which draws from ``rng`` only for
+a tuner that tries candidates, such as :class:`JumpDistanceStepSize`), makes its transition, and
+tells it what came of it in one :class:`Feedback` (:meth:`Adapter.update`); :attr:`Adapter.value`
+is its current value and :meth:`Adapter.final` the one to freeze at the end of tuning. A sampler
+never needs to know which tuner it holds: a trajectory's tuners (:class:`DualAveraging`,
 :class:`JumpDistanceStepSize`, :class:`~pymc_kernel_steps.core.WindowedTuner`) all give
 :class:`TrajectoryParameters`, with ``max_n_steps`` None where the tuner leaves the trajectory's
 length to the sampler.
@@ -50,10 +53,10 @@ class Feedback:
         Target evaluations the proposal cost.
     index : int or None
         Which part of the adapter the iteration concerns: the coordinate a single-coordinate
-        move changed, the move of a mixture that proposed.
+        move changed, the move of a mixture or the candidate that proposed.
     reward : float
-        A noisy value of an objective, for an optimiser fed directly
-        (:class:`~pymc_kernel_steps.core.AnnealedUCB`).
+        A noisy value of an objective, for an adapter that maximises one it is given
+        (:class:`~pymc_kernel_steps.core.AnnealedUCB`, :class:`CandidateSearch`).
     """
 
     accept_prob: float = math.nan
