@@ -286,3 +286,68 @@ def test_no_test_loads_a_script():
             assert needle not in text or path.name == "test_layout.py", (
                 f"{path.relative_to(ROOT)} loads a script ({needle}): test the package instead"
             )
+
+
+def _adapter_names() -> set[str]:
+    """The names of the adapter protocol and of every tuner that implements it."""
+    from pymc_kernel_steps.core.adaptation import Adapter
+
+    names, pending = {Adapter.__name__}, [Adapter]
+    while pending:
+        for subclass in pending.pop().__subclasses__():
+            names.add(subclass.__name__)
+            pending.append(subclass)
+    return names
+
+
+def _type_tests_on(names: set[str], source: str) -> list[int]:
+    """Lines of ``source`` that test an object's type against one of ``names``:
+    ``isinstance``/``issubclass`` calls and ``type(x) is/== Name`` comparisons."""
+
+    def named(node) -> bool:
+        return any(
+            (isinstance(n, ast.Name) and n.id in names)
+            or (isinstance(n, ast.Attribute) and n.attr in names)
+            for n in ast.walk(node)
+        )
+
+    lines = []
+    for node in ast.walk(ast.parse(source)):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id in ("isinstance", "issubclass")
+            and len(node.args) == 2
+            and named(node.args[1])
+        ):
+            lines.append(node.lineno)
+        elif isinstance(node, ast.Compare):
+            calls_type = any(
+                isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "type"
+                for n in ast.walk(node)
+            )
+            if calls_type and named(node):
+                lines.append(node.lineno)
+    return sorted(lines)
+
+
+def test_moves_and_steps_never_test_a_tuners_type():
+    """One adapter protocol: the moves and steps use a tuner through it (propose, update, value,
+    final) and never branch on which tuner it is."""
+    names = _adapter_names()
+    assert {"RobbinsMonroScale", "WindowedTuner", "JumpRateWeights"} <= names
+    for folder in (PACKAGE / "core" / "moves", PACKAGE / "steps"):
+        for path in sorted(folder.rglob("*.py")):
+            lines = _type_tests_on(names, path.read_text())
+            assert not lines, f"{path.relative_to(ROOT)}:{lines} tests a tuner's type"
+
+
+def test_the_tuner_type_scan_finds_type_tests():
+    names = {"WindowedTuner", "DualAveraging"}
+    source = (
+        "if isinstance(self.tuner, WindowedTuner):\n    pass\n"
+        "ok = isinstance(metric, Whitening)\n"
+        "if self.tuning and isinstance(tuner, (adaptation.DualAveraging, int)):\n    pass\n"
+        "if type(tuner) is WindowedTuner:\n    pass\n"
+    )
+    assert _type_tests_on(names, source) == [1, 4, 6]

@@ -2,10 +2,14 @@
 optimisation. Never imports PyMC."""
 
 from .adaptation import (
+    Adapter,
+    CandidateSearch,
     CoordinateScales,
     DualAveraging,
+    Feedback,
     JumpDistanceStepSize,
     RobbinsMonroScale,
+    TrajectoryParameters,
     adaptation_probability,
 )
 from .bayesopt import (
@@ -109,8 +113,10 @@ __all__ = [
     "Proposal",
     "RandomWalk",
     "optimal_scale",
+    "Adapter",
     "AnnealedUCB",
     "Ascent",
+    "CandidateSearch",
     "Climb",
     "ascend",
     "climb",
@@ -119,6 +125,7 @@ __all__ = [
     "Confinement",
     "CoordinateScales",
     "DualAveraging",
+    "Feedback",
     "FiniteScoreEstimator",
     "GaussianKernel",
     "GaussianProcessFit",
@@ -139,6 +146,7 @@ __all__ = [
     "SearchBox",
     "StartScales",
     "SurrogateTrajectory",
+    "TrajectoryParameters",
     "TuningWalkers",
     "Whitening",
     "WindowedTuner",

@@ -1,19 +1,114 @@
-"""Adaptation schedules: vanishing adaptation, Robbins–Monro scale, dual averaging, ESJD search."""
+"""Adaptation: one protocol for every tuner; the tuners of scales and step sizes, and a search
+among candidates.
+
+Every tuner of the package is an :class:`Adapter`: those here, the Bayesian optimisers
+(:class:`~pymc_kernel_steps.core.AnnealedUCB`, :class:`~pymc_kernel_steps.core.WindowedTuner`)
+and a mixture's weights (:class:`~pymc_kernel_steps.core.JumpRateWeights`). Each iteration the
+sampler asks it for the value to use (:meth:`Adapter.propose`, which draws from ``rng`` only for
+a tuner that tries candidates, such as :class:`JumpDistanceStepSize`), makes its transition, and
+tells it what came of it in one :class:`Feedback` (:meth:`Adapter.update`); :attr:`Adapter.value`
+is its current value and :meth:`Adapter.final` the one to freeze at the end of tuning. A sampler
+never needs to know which tuner it holds: a trajectory's tuners (:class:`DualAveraging`,
+:class:`JumpDistanceStepSize`, :class:`~pymc_kernel_steps.core.WindowedTuner`) all give
+:class:`TrajectoryParameters`, with ``max_n_steps`` None where the tuner leaves the trajectory's
+length to the sampler.
+
+Also :func:`adaptation_probability`, the vanishing adaptation of the papers.
+"""
 
 from __future__ import annotations
 
 import math
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 import numpy as np
 
 __all__ = [
+    "Adapter",
+    "CandidateSearch",
     "CoordinateScales",
     "DualAveraging",
+    "Feedback",
     "JumpDistanceStepSize",
     "RobbinsMonroScale",
+    "TrajectoryParameters",
     "adaptation_probability",
 ]
+
+
+@dataclass(frozen=True, slots=True)
+class Feedback:
+    """What one iteration tells an :class:`Adapter`; each adapter reads the fields it needs.
+
+    Attributes
+    ----------
+    accept_prob : float
+        The acceptance probability ``α`` of the iteration's proposal (NaN counts as 0).
+    squared_jump : float
+        ``‖x* − x‖²`` from the state to the proposal, in the metric the adapter measures jumps
+        in (not weighted by ``α``; see :attr:`expected_squared_jump`).
+    evaluations : int
+        Target evaluations the proposal cost.
+    index : int or None
+        Which part of the adapter the iteration concerns: the coordinate a single-coordinate
+        move changed, the move of a mixture or the candidate that proposed.
+    reward : float
+        A noisy value of an objective, for an adapter that maximises one it is given
+        (:class:`~pymc_kernel_steps.core.AnnealedUCB`, :class:`CandidateSearch`).
+    """
+
+    accept_prob: float = math.nan
+    squared_jump: float = math.nan
+    evaluations: int = 1
+    index: int | None = None
+    reward: float = math.nan
+
+    @property
+    def expected_squared_jump(self) -> float:
+        """The Rao–Blackwellised squared jump ``α ‖x* − x‖²`` (0 where it is not finite)."""
+        jump = self.accept_prob * self.squared_jump
+        return jump if math.isfinite(jump) else 0.0
+
+
+class TrajectoryParameters(NamedTuple):
+    """The value of a trajectory's tuner: its step size and, where the tuner sets it, the
+    largest number of steps ``L`` (the trajectory takes ``L_r ~ U{1..L}``); None leaves the
+    length to the sampler."""
+
+    step_size: float
+    max_n_steps: int | None = None
+
+
+class Adapter(ABC):
+    """The protocol of every tuner: propose a value, learn from feedback, give the final value.
+
+    A tuner is built at its initial value (its constructor is the protocol's ``init``); while
+    tuning, each iteration calls :meth:`propose` for the value to use and then :meth:`update`
+    with that iteration's :class:`Feedback`; at the end of tuning :meth:`final` gives the value
+    to freeze.
+    """
+
+    @property
+    @abstractmethod
+    def value(self) -> Any:
+        """The current value."""
+
+    def propose(self, rng: np.random.Generator) -> Any:
+        """The value to use this iteration: :attr:`value` (drawing nothing from ``rng``) unless
+        the tuner tries candidates."""
+        return self.value
+
+    @abstractmethod
+    def update(self, feedback: Feedback, rng: np.random.Generator | None = None) -> None:
+        """Learn from the outcome of the iteration that used the last proposed value (``rng``
+        is drawn from only by a tuner whose learning is random)."""
+
+    def final(self) -> Any:
+        """The value to freeze at the end of tuning: :attr:`value` unless the tuner keeps a
+        better estimate."""
+        return self.value
 
 
 def adaptation_probability(iteration: int, offset: float = 100.0, exponent: float = 0.5) -> float:
@@ -30,12 +125,13 @@ def adaptation_probability(iteration: int, offset: float = 100.0, exponent: floa
 
 
 @dataclass
-class RobbinsMonroScale:
+class RobbinsMonroScale(Adapter):
     """Robbins–Monro adaptation of a log scale towards a target acceptance rate.
 
     ``log_scale ← log_scale + (t + 1)^(-exponent) (α_t − target)``, where ``α_t`` is the
     acceptance probability of iteration ``t``, clipped to ``[min_log_scale, max_log_scale]`` so
-    that a long run of rejections can never drive the scale to zero.
+    that a long run of rejections can never drive the scale to zero. Its :attr:`value` is the
+    scale; it reads :attr:`Feedback.accept_prob`.
     """
 
     log_scale: float
@@ -69,7 +165,13 @@ class RobbinsMonroScale:
 
     @property
     def scale(self) -> float:
+        """``exp(log_scale)``."""
         return math.exp(self.log_scale)
+
+    @property
+    def value(self) -> float:
+        """The scale."""
+        return self.scale
 
     def restart_at(self, scale: float) -> None:
         """Continue from ``scale`` (clipped to the bounds) with the gain of the first iteration."""
@@ -96,19 +198,23 @@ class RobbinsMonroScale:
         self.min_log_scale += shift
         self.max_log_scale += shift
 
-    def update(self, accept_prob: float) -> float:
-        """Move the log scale given this iteration's acceptance probability; return the scale."""
+    def update(self, feedback: Feedback, rng: np.random.Generator | None = None) -> None:
+        """Move the log scale given this iteration's acceptance probability."""
         gain = (self.iteration + 1.0) ** (-self.exponent)
+        accept_prob = feedback.accept_prob
         accept_prob = accept_prob if math.isfinite(accept_prob) else 0.0
         self.log_scale += gain * (accept_prob - self.target)
         self.log_scale = min(max(self.log_scale, self.min_log_scale), self.max_log_scale)
         self.iteration += 1
-        return self.scale
 
 
 @dataclass
-class DualAveraging:
+class DualAveraging(Adapter):
     """Nesterov dual averaging of a log step size (Hoffman & Gelman 2014, Alg. 5).
+
+    Its :attr:`value` is the step size to use while adapting, :meth:`final` the averaged one
+    (both as :class:`TrajectoryParameters` without a length); it reads
+    :attr:`Feedback.accept_prob`.
 
     Parameters
     ----------
@@ -141,16 +247,22 @@ class DualAveraging:
 
     @property
     def step_size(self) -> float:
-        """Step size to use while adapting."""
-        return math.exp(self.log_step)
+        """Step size to use while adapting (the initial one before the first update)."""
+        return math.exp(self.log_step) if self.iteration else self.initial_step_size
 
     @property
-    def final_step_size(self) -> float:
-        """Averaged step size to freeze at the end of tuning."""
-        return math.exp(self.log_averaged) if self.iteration else self.initial_step_size
+    def value(self) -> TrajectoryParameters:
+        """:attr:`step_size`, the trajectory's length left to the sampler."""
+        return TrajectoryParameters(self.step_size)
 
-    def update(self, accept_prob: float) -> float:
-        """Feed one acceptance probability; return the next step size."""
+    def final(self) -> TrajectoryParameters:
+        """The averaged step size (the initial one before the first update)."""
+        step_size = math.exp(self.log_averaged) if self.iteration else self.initial_step_size
+        return TrajectoryParameters(step_size)
+
+    def update(self, feedback: Feedback, rng: np.random.Generator | None = None) -> None:
+        """Feed one acceptance probability."""
+        accept_prob = feedback.accept_prob
         accept_prob = 0.0 if not math.isfinite(accept_prob) else accept_prob
         self.iteration += 1
         t = self.iteration
@@ -159,7 +271,6 @@ class DualAveraging:
         self.log_step = self.mu - math.sqrt(t) / self.gamma * self.error_sum
         eta = t ** (-self.kappa)
         self.log_averaged = eta * self.log_step + (1 - eta) * self.log_averaged
-        return self.step_size
 
     def restart(self, step_size: float) -> None:
         """Restart the averaging around a new step size (e.g. after a mass-matrix change)."""
@@ -171,12 +282,13 @@ class DualAveraging:
         self.log_step = math.log(step_size)
 
 
-class JumpDistanceStepSize:
+class JumpDistanceStepSize(Adapter):
     """Step size that maximises the expected squared jump distance (ESJD) by local search.
 
     Each tuning iteration draws one of the candidate step sizes ``ε_ref × factors`` at random
-    and reports its Rao–Blackwellised squared jump ``α |x' − x|²`` (``α`` the acceptance
-    probability, ``x'`` the proposal); after every ``window`` reports ``ε_ref`` moves half-way
+    (:meth:`propose`) and reports its Rao–Blackwellised squared jump ``α |x' − x|²`` (``α`` the
+    acceptance probability, ``x'`` the proposal: :attr:`Feedback.expected_squared_jump`);
+    after every ``window`` reports ``ε_ref`` (the :attr:`value`) moves half-way
     (geometrically) towards the candidate with the largest mean jump. Unlike a target
     acceptance rate, the ESJD is the right objective when the acceptance rate of a trajectory is
     capped by something other than the step size, such as a surrogate gradient that only
@@ -219,17 +331,22 @@ class JumpDistanceStepSize:
         self._counts = [0] * len(factors)
         self._pending: int | None = None
 
-    def propose(self, rng) -> float:
+    @property
+    def value(self) -> TrajectoryParameters:
+        """The reference step size ``ε_ref``, the trajectory's length left to the sampler."""
+        return TrajectoryParameters(self.step_size)
+
+    def propose(self, rng: np.random.Generator) -> TrajectoryParameters:
         """Draw the candidate step size for this iteration."""
         self._pending = int(rng.integers(len(self.factors)))
-        return self.step_size * self.factors[self._pending]
+        return TrajectoryParameters(self.step_size * self.factors[self._pending])
 
-    def update(self, squared_jump: float) -> float:
-        """Report ``α |x' − x|²`` of the candidate last drawn; return the reference step size."""
+    def update(self, feedback: Feedback, rng: np.random.Generator | None = None) -> None:
+        """Report ``α |x' − x|²`` of the candidate last drawn (ignored if none was drawn)."""
         if self._pending is None:
-            return self.step_size
+            return
         k, self._pending = self._pending, None
-        self._sums[k] += squared_jump if math.isfinite(squared_jump) else 0.0
+        self._sums[k] += feedback.expected_squared_jump
         self._counts[k] += 1
         if sum(self._counts) >= self.window:
             means = [
@@ -240,12 +357,15 @@ class JumpDistanceStepSize:
             self.step_size = min(max(self.step_size, self.min_step_size), self.max_step_size)
             self._sums = [0.0] * len(self.factors)
             self._counts = [0] * len(self.factors)
-        return self.step_size
 
 
-class CoordinateScales:
+class CoordinateScales(Adapter):
     """Scales of single-coordinate random-walk moves, one per coordinate, each tuned by
     Robbins–Monro towards the one-dimensional optimal acceptance 0.44.
+
+    Its :attr:`value` is the array of scales; :meth:`propose` draws the coordinate to move and
+    gives its scale; :meth:`update` reads :attr:`Feedback.index` (that coordinate) and
+    :attr:`Feedback.accept_prob`.
 
     A joint proposal's acceptance cannot tell which coordinate's scale is wrong; a
     single-coordinate move's can, so these scales find each coordinate's (conditional) spread
@@ -281,15 +401,21 @@ class CoordinateScales:
         self.min_log_scales = self.log_scales - math.log(max_factor)
         self.max_log_scales = self.log_scales + math.log(max_factor)
 
-    def propose(self, rng, x):
-        """``x`` moved along one uniformly chosen coordinate; returns ``(proposal, coordinate)``."""
-        j = int(rng.integers(self.log_scales.shape[0]))
-        proposal = x.copy()
-        proposal[j] += math.exp(self.log_scales[j]) * rng.standard_normal()
-        return proposal, j
+    @property
+    def value(self) -> np.ndarray:
+        """Every coordinate's scale (a new array)."""
+        return np.exp(self.log_scales)
 
-    def update(self, coordinate: int, accept_prob: float) -> None:
-        """Robbins–Monro step of one coordinate's log scale (gain ``(n + 1)^(-1/2)``)."""
+    def propose(self, rng: np.random.Generator) -> tuple[int, float]:
+        """A uniformly chosen coordinate and its scale."""
+        coordinate = int(rng.integers(self.log_scales.shape[0]))
+        return coordinate, math.exp(self.log_scales[coordinate])
+
+    def update(self, feedback: Feedback, rng: np.random.Generator | None = None) -> None:
+        """Robbins–Monro step of the log scale of coordinate ``feedback.index`` (gain
+        ``(n + 1)^(-1/2)``)."""
+        coordinate = feedback.index
+        accept_prob = feedback.accept_prob
         accept_prob = accept_prob if math.isfinite(accept_prob) else 0.0
         gain = (self.counts[coordinate] + 1.0) ** -0.5
         value = self.log_scales[coordinate] + gain * (accept_prob - self.target)
@@ -309,3 +435,65 @@ class CoordinateScales:
         others)."""
         floor = (self.FLOOR_SHARE * np.exp(self.log_scales) / self.SCALE_PER_SD) ** 2
         return np.where(self.counts >= 10, floor, 0.0)
+
+
+class CandidateSearch(Adapter):
+    """The best of ``count`` candidates (e.g. a kernel's lengthscales) by a moving average of
+    the rewards each earns.
+
+    While the search runs, :meth:`propose` draws a candidate uniformly (independently of the
+    chain's state, so the candidates' moves form a mixture of MH moves) and makes it the
+    :attr:`value`; :meth:`update` moves the average of candidate ``feedback.index`` towards
+    ``feedback.reward``, ``r̄ ← r̄ + w (r − r̄)``; :meth:`final` is the candidate of largest
+    average among those tried (the current one if none was).
+
+    Parameters
+    ----------
+    count : int
+        Number of candidates (indices ``0 … count − 1``).
+    average_weight : float
+        ``w``, the weight of a new reward in the moving averages, in (0, 1].
+    current : int
+        The candidate in use before the first proposal.
+
+    Attributes
+    ----------
+    scores : numpy.ndarray
+        Each candidate's moving average of rewards.
+    counts : numpy.ndarray
+        The rewards each candidate earned.
+    """
+
+    def __init__(self, count: int, average_weight: float, current: int = 0):
+        if int(count) != count or count < 1:
+            raise ValueError(f"`count` must be a positive integer, got {count!r}.")
+        if not 0 < average_weight <= 1:
+            raise ValueError(f"`average_weight` must lie in (0, 1], got {average_weight!r}.")
+        if not 0 <= current < count:
+            raise ValueError(f"`current` must lie in [0, {count}), got {current!r}.")
+        self.average_weight = float(average_weight)
+        self.current = int(current)
+        self.scores = np.zeros(int(count))
+        self.counts = np.zeros(int(count), dtype=np.int64)
+
+    @property
+    def value(self) -> int:
+        """The candidate in use."""
+        return self.current
+
+    def propose(self, rng: np.random.Generator) -> int:
+        """A candidate drawn uniformly, from now on the one in use."""
+        self.current = int(rng.integers(len(self.scores)))
+        return self.current
+
+    def update(self, feedback: Feedback, rng: np.random.Generator | None = None) -> None:
+        """Add ``feedback.reward`` to the moving average of candidate ``feedback.index``."""
+        k = feedback.index
+        self.scores[k] += self.average_weight * (feedback.reward - self.scores[k])
+        self.counts[k] += 1
+
+    def final(self) -> int:
+        """The tried candidate of largest average (the current one if none was tried)."""
+        if not self.counts.any():
+            return self.current
+        return int(np.argmax(np.where(self.counts > 0, self.scores, -np.inf)))

@@ -22,7 +22,8 @@ the point is kept. The maximum is taken over a grid (every integer of an integer
 ``grid_size`` of them, ``grid_size`` points of a continuous one).
 
 :class:`WindowedTuner` feeds it for an MCMC sampler: each transition reports its Rao–Blackwellised
-squared jump ``α_t ‖x* − x_t‖²``; after ``window`` transitions at the same ``(ε, L)`` the reward is
+squared jump ``α_t ‖x* − x_t‖²`` (:attr:`~.adaptation.Feedback.expected_squared_jump`); after
+``window`` transitions at the same ``(ε, L)`` the reward is
 their mean divided by ``L^cost_exponent`` (½ for HMC: ESJD / √L as in the paper; 0 when the
 trajectory costs no target evaluations, as in KMC).
 
@@ -37,6 +38,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.linalg import cho_solve, cholesky, solve_triangular
 from scipy.optimize import minimize
+
+from .adaptation import Adapter, Feedback, TrajectoryParameters
 
 __all__ = [
     "AnnealedUCB",
@@ -347,8 +350,12 @@ def ucb_beta(window: int, dim: int, delta: float = 0.1) -> float:
 
 
 @dataclass
-class AnnealedUCB:
+class AnnealedUCB(Adapter):
     """Annealed GP-UCB maximisation of a noisy function over a :class:`SearchBox` (Alg. 2).
+
+    An :class:`~.adaptation.Adapter`: its :attr:`value` is the current point, :meth:`update`
+    reads :attr:`Feedback.reward <.adaptation.Feedback.reward>`, :meth:`final` is the observed
+    point of largest posterior mean.
 
     Parameters
     ----------
@@ -364,10 +371,6 @@ class AnnealedUCB:
     grid_size : int
         Grid points per continuous coordinate of the acquisition's maximisation (default 100).
 
-    Notes
-    -----
-    ``update(rng, reward)`` records the reward of the current point and returns the next one;
-    ``best`` is the observed point of largest posterior mean.
     """
 
     box: SearchBox
@@ -395,6 +398,11 @@ class AnnealedUCB:
             raise ValueError(f"`grid_size` must be at least 2, got {self.grid_size!r}.")
         if not self.point:
             self.point = self.box.centre() if self.start is None else self.box.clip(self.start)
+
+    @property
+    def value(self) -> tuple:
+        """The current point."""
+        return self.point
 
     @property
     def scale(self) -> float:
@@ -439,15 +447,15 @@ class AnnealedUCB:
         self.largest_reward = max(self.largest_reward, reward)
         self.windows += 1
 
-    def update(self, rng: np.random.Generator, reward: float) -> tuple:
-        """One iteration of Alg. 2: observe ``reward`` at the current point, then with
-        probability ``p_i`` move to the maximiser of the acquisition; return the point."""
-        self.observe(reward)
+    def update(self, feedback: Feedback, rng: np.random.Generator | None = None) -> None:
+        """One iteration of Alg. 2: observe ``feedback.reward`` at the current point, then with
+        probability ``p_i`` (a uniform from ``rng``, required) move to the maximiser of the
+        acquisition."""
+        self.observe(feedback.reward)
         if rng.uniform() < exploration_probability(self.windows, self.annealing_offset):
             self.point = self.acquisition_maximiser()
-        return self.point
 
-    def best(self) -> tuple:
+    def final(self) -> tuple:
         """The observed point with the largest posterior mean (the current point if none)."""
         if not self.observed:
             return self.point
@@ -457,8 +465,13 @@ class AnnealedUCB:
 
 
 # --------------------------------------------------------------------------- an MCMC tuner
-class WindowedTuner:
+class WindowedTuner(Adapter):
     """Tunes a sampler's ``(step_size, n_steps)`` by :class:`AnnealedUCB` over reward windows.
+
+    An :class:`~.adaptation.Adapter` whose :attr:`value` is the current
+    :class:`~.adaptation.TrajectoryParameters` ``(ε, L)``; :meth:`update` reads
+    :attr:`Feedback.expected_squared_jump <.adaptation.Feedback.expected_squared_jump>`;
+    :meth:`final` is the point of largest posterior mean reward.
 
     Parameters
     ----------
@@ -490,33 +503,33 @@ class WindowedTuner:
         self._count = 0
 
     @property
-    def parameters(self) -> tuple[float, int]:
-        """The current ``(step_size, n_steps)``."""
+    def value(self) -> TrajectoryParameters:
+        """The current ``(step_size, max_n_steps)``."""
         step_size, n_steps = self.optimizer.point
-        return float(step_size), int(n_steps)
+        return TrajectoryParameters(float(step_size), int(n_steps))
 
     @property
     def windows(self) -> int:
         """Completed windows."""
         return self.optimizer.windows
 
-    def record(self, rng: np.random.Generator, squared_jump: float) -> bool:
-        """Report one transition's ``α ‖x* − x‖²``; at the end of a window update the optimiser.
-        Returns True when a window ended."""
-        self._jump_sum += squared_jump if math.isfinite(squared_jump) else 0.0
+    def update(self, feedback: Feedback, rng: np.random.Generator | None = None) -> None:
+        """Report one transition's ``α ‖x* − x‖²``; at the end of a window update the optimiser
+        (which draws from ``rng``, required)."""
+        self._jump_sum += feedback.expected_squared_jump
         self._count += 1
         if self._count < self.window:
-            return False
-        n_steps = self.parameters[1]
+            return
+        n_steps = self.value.max_n_steps
         reward = self._jump_sum / self._count / n_steps**self.cost_exponent
         self._jump_sum, self._count = 0.0, 0
-        self.optimizer.update(rng, reward)
-        return True
+        self.optimizer.update(Feedback(reward=reward), rng)
 
-    def best(self) -> tuple[float, int]:
-        """The ``(step_size, n_steps)`` of largest posterior mean reward."""
-        step_size, n_steps = self.optimizer.best()
-        return float(step_size), int(n_steps)
+    def final(self) -> TrajectoryParameters:
+        """The ``(step_size, max_n_steps)`` of largest posterior mean reward (the current one
+        before the first window ends)."""
+        step_size, n_steps = self.optimizer.final()
+        return TrajectoryParameters(float(step_size), int(n_steps))
 
     def move_to(self, point) -> None:
         """Continue from ``point`` (clipped to the box) with a fresh window."""

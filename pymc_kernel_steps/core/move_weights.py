@@ -2,7 +2,8 @@
 
 A mixture of exact kernels with fixed weights is exact; weights that keep changing from the chain's
 own draws are not. So the weights are learned during tuning only and frozen at its end: the draws
-then come from one fixed mixture.
+then come from one fixed mixture (:class:`~pymc_kernel_steps.core.Mixture` feeds its learner only
+while it tunes).
 
 The criterion is the expected squared jump distance per target evaluation, Rao–Blackwellised over
 the accept step: a proposal ``x*`` from ``x`` accepted with probability ``α`` contributes
@@ -18,11 +19,18 @@ from __future__ import annotations
 
 import numpy as np
 
+from .adaptation import Adapter, Feedback
+
 __all__ = ["JumpRateWeights"]
 
 
-class JumpRateWeights:
+class JumpRateWeights(Adapter):
     """Mixture weights that follow each move's expected squared jump per evaluation.
+
+    An :class:`~.adaptation.Adapter` whose :attr:`value` is the weights; :meth:`update` reads
+    :attr:`Feedback.index <.adaptation.Feedback.index>` (the move that proposed),
+    :attr:`~.adaptation.Feedback.expected_squared_jump` and
+    :attr:`~.adaptation.Feedback.evaluations`.
 
     Parameters
     ----------
@@ -55,12 +63,11 @@ class JumpRateWeights:
         self.min_evaluations = int(min_evaluations)
         self.squared_jumps = np.zeros(initial.size)
         self.evaluations = np.zeros(initial.size)
-        self.frozen = False
         self._weights = self.initial.copy()
 
     @property
-    def weights(self) -> np.ndarray:
-        """The current (or, once frozen, final) weights; they sum to 1 (a copy)."""
+    def value(self) -> np.ndarray:
+        """The current weights; they sum to 1 (a copy)."""
         return self._weights.copy()
 
     def rates(self) -> np.ndarray:
@@ -68,16 +75,12 @@ class JumpRateWeights:
         with np.errstate(invalid="ignore", divide="ignore"):
             return np.where(self.evaluations > 0, self.squared_jumps / self.evaluations, np.nan)
 
-    def record(
-        self, move: int, accept_prob: float, squared_jump: float, evaluations: int = 1
-    ) -> None:
-        """Count one proposal of ``move``: its acceptance probability, the whitened squared
-        distance to the proposal, and the evaluations it cost. Ignored once frozen."""
-        if self.frozen:
-            return
-        contribution = accept_prob * squared_jump
-        self.squared_jumps[move] += contribution if np.isfinite(contribution) else 0.0
-        self.evaluations[move] += evaluations
+    def update(self, feedback: Feedback, rng: np.random.Generator | None = None) -> None:
+        """Count one proposal of move ``feedback.index``: its Rao–Blackwellised squared jump
+        (whitened) and the evaluations it cost."""
+        move = feedback.index
+        self.squared_jumps[move] += feedback.expected_squared_jump
+        self.evaluations[move] += feedback.evaluations
         if np.all(self.evaluations >= self.min_evaluations):
             self._weights = self._weights_from(self.rates())
 
@@ -88,7 +91,3 @@ class JumpRateWeights:
             return self.initial.copy()
         share = powered / total
         return self.floor + (1.0 - self.floor * rates.size) * share
-
-    def freeze(self) -> None:
-        """Fix the weights for the rest of the run (the end of tuning)."""
-        self.frozen = True

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .adaptation import RobbinsMonroScale
+from .adaptation import Feedback, RobbinsMonroScale
 from .moves import RandomWalk
 from .transitions import accept
 from .whitening import Whitening
@@ -130,7 +130,7 @@ class Scouts:
         if accepted:
             self.positions[k] = proposal
             self.log_densities[k] = log_density
-        self.scale.update(accept_prob)
+        self.scale.update(Feedback(accept_prob), rng)
         self.iterations += 1
         return accepted, accept_prob, log_ratio
 

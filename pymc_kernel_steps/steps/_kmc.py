@@ -16,7 +16,7 @@ from .._validation import (
     require_int,
     require_positive,
 )
-from ..core.adaptation import DualAveraging, JumpDistanceStepSize
+from ..core.adaptation import Adapter, DualAveraging, JumpDistanceStepSize
 from ..core.bayesopt import SearchBox, WindowedTuner
 from ..core.confinement import Confinement
 from ..core.history import ChainHistory, first_visits
@@ -128,8 +128,10 @@ class KMCChain(ChainState):
     confinement = _of_hmc("confinement", "The trajectories' wall and abort ball (whitened).")
     far_field_step_size_limit = _of_hmc("step_size_cap", "The largest step size allowed.")
     step_size = _of_hmc("step_size", "The trajectories' step size.")
-    step_size_tuner = _of_hmc("tuner", "The step-size (or (ε, L)) tuner.")
-    max_n_steps = _of_hmc("max_n_steps", "L of trajectory_tuning='bayesopt' (L_r ~ U{1..L}).")
+    step_size_tuner = _of_hmc("tuner", "The step-size (or (ε, L)) tuner, an Adapter.")
+    max_n_steps = _of_hmc(
+        "max_n_steps", "L of trajectory_tuning='bayesopt' (L_r ~ U{1..L}); None otherwise."
+    )
 
     @property
     def rw_whitening(self) -> Whitening:
@@ -416,14 +418,9 @@ class _KMC(KernelStep, WarmStart):
 
     def _on_stop_tuning(self):
         chain = self.chain
-        chain.hmc.freeze()
+        chain.hmc.freeze()  # it takes its tuner's final step size (and L)
         if chain.learned_moves is not None:
             chain.learned_moves.freeze()
-        if isinstance(chain.step_size_tuner, DualAveraging):
-            chain.step_size = chain.step_size_tuner.final_step_size
-        tuner = chain.step_size_tuner
-        if isinstance(tuner, WindowedTuner) and tuner.optimizer.observed:
-            chain.step_size, chain.max_n_steps = tuner.best()
         if chain.surrogate is not None and math.isfinite(chain.step_size):
             # The tuned step size belongs to the surrogates seen during tuning; the one frozen
             # now (a Lite refit, or the last online updates) may be steeper.
@@ -505,21 +502,22 @@ class _KMC(KernelStep, WarmStart):
             else:
                 initial = chain.step_size
             # start the search where trajectories on the new surrogate do not blow up
-            initial = self._stable_step_size(initial)
-            chain.step_size = initial
-            if self.trajectory_tuning == "bayesopt":
-                chain.step_size_tuner = self._trajectory_tuner(initial, chain.max_n_steps)
-                chain.step_size, chain.max_n_steps = chain.step_size_tuner.parameters
-            elif self.step_size_adaptation == "esjd":
-                chain.step_size_tuner = JumpDistanceStepSize(initial)
-                chain.step_size_tuner.max_step_size = min(
-                    chain.step_size_tuner.max_step_size, self._far_field_step_size_limit()
-                )
-            else:
-                chain.step_size_tuner = DualAveraging(initial, target=self.target_accept)
+            chain.step_size_tuner = self._step_size_tuner(self._stable_step_size(initial))
+            chain.step_size, chain.max_n_steps = chain.step_size_tuner.value
         return True
 
-    def _trajectory_tuner(self, step_size: float, max_n_steps: int) -> WindowedTuner:
+    def _step_size_tuner(self, step_size: float) -> Adapter:
+        """A new tuner of the trajectories started at ``step_size``, as ``trajectory_tuning``
+        and ``step_size_adaptation`` ask."""
+        if self.trajectory_tuning == "bayesopt":
+            return self._trajectory_tuner(step_size, self.chain.max_n_steps)
+        if self.step_size_adaptation == "esjd":
+            tuner = JumpDistanceStepSize(step_size)
+            tuner.max_step_size = min(tuner.max_step_size, self._far_field_step_size_limit())
+            return tuner
+        return DualAveraging(step_size, target=self.target_accept)
+
+    def _trajectory_tuner(self, step_size: float, max_n_steps: int | None) -> WindowedTuner:
         """GP-UCB over ``ε ∈ [ε₀/30, 3ε₀]`` (``ε₀`` the initial step size: the same box at every
         restart, so that the search cannot drift) and ``L`` in the ``n_steps`` range (paper 003),
         started at ``(step_size, max_n_steps)`` (``L_max`` at first), rewarding the ESJD per

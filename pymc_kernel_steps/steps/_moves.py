@@ -148,24 +148,16 @@ class LearnedMoves:
         de = DifferentialEvolution.optimal(history, forget=POPULATION_FORGET)
         snooker = Snooker(history, forget=POPULATION_FORGET)
         self.envelope = Envelope()
-        own_w, de_w, snooker_w, envelope_w, rw_w = LEARNED_INITIAL_WEIGHTS
-        self.mixture = Mixture(
-            [
-                (own, own_w),
-                (de, de_w),
-                (snooker, snooker_w),
-                (self.envelope, envelope_w),
-                (random_walk, rw_w),
-            ]
-        )
-        #: the names of every move's sample stats, built once (they are reported every iteration)
-        self._stat_names = [(f"weight_{m.kind}", f"acceptance_{m.kind}") for m in self.moves]
         self.learner = JumpRateWeights(
-            self.mixture.weights,
+            LEARNED_INITIAL_WEIGHTS,
             floor=LEARNED_FLOOR,
             min_evaluations=LEARNED_MIN_EVALUATIONS,
             power=LEARNED_POWER,
         )
+        moves = (own, de, snooker, self.envelope, random_walk)
+        self.mixture = Mixture(list(zip(moves, LEARNED_INITIAL_WEIGHTS, strict=True)), self.learner)
+        #: the names of every move's sample stats, built once (they are reported every iteration)
+        self._stat_names = [(f"weight_{m.kind}", f"acceptance_{m.kind}") for m in self.moves]
 
     @property
     def moves(self) -> list[Move]:
@@ -173,7 +165,8 @@ class LearnedMoves:
 
     @property
     def frozen(self) -> bool:
-        return self.learner.frozen
+        """Whether tuning has ended (the weights, population and moves are fixed)."""
+        return not self.mixture.tuning
 
     @property
     def weights(self) -> dict[str, float]:
@@ -216,20 +209,13 @@ class LearnedMoves:
         :data:`JUMP_CAP_PER_DIMENSION` ``× d``."""
         if self.frozen or not self.moves[0].ready:
             return
-        index = next((i for i, move in enumerate(self.moves) if proposal.move is move), None)
-        if index is None:
-            return
         squared_jump = 0.0
         if proposal.evaluated:
             jump = np.asarray(proposal.x) - np.asarray(x)
             if isinstance(metric, Whitening):
                 jump = metric.inv_chol @ jump
             squared_jump = min(float(jump @ jump), JUMP_CAP_PER_DIMENSION * jump.size)
-        self.learner.record(index, accept_prob, squared_jump, 1)
-        weights = self.learner.weights
-        weights = weights / weights.sum()
-        if not np.array_equal(weights, self.mixture.weights):
-            self.mixture.set_weights(weights.tolist())
+        self.mixture.learn(proposal, accept_prob, squared_jump)
 
     def fit_envelope(self, whitening: Whitening) -> None:
         """The envelope's mean and covariance: a whitening fitted to the history (ignored once
@@ -239,6 +225,5 @@ class LearnedMoves:
 
     def freeze(self) -> None:
         """End of tuning: the weights, the population and the moves' adaptation stop."""
-        self.learner.freeze()
         if self.mixture.tuning:
             self.mixture.freeze()

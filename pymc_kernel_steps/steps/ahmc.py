@@ -16,6 +16,7 @@ from rich.progress import TextColumn
 from rich.table import Column
 
 from .._validation import require_bool, require_int, require_positive
+from ..core.adaptation import Feedback
 from ..core.bayesopt import MIN_MAX_N_STEPS, WindowedTuner, default_hmc_box
 from ..core.history import ChainHistory
 from ..core.hmc import HamiltonianState, find_step_size, hmc_transition, regularized_variance
@@ -365,7 +366,7 @@ class AdaptiveHMC(KernelStep, withheld=("scouts", "walkers", "climb")):
             reward_max=self.reward_max,
             annealing_offset=self.n_windows,
         )
-        chain.step_size, chain.max_n_steps = chain.tuner.parameters
+        chain.step_size, chain.max_n_steps = chain.tuner.value
         return evaluations + used
 
     def _sizes_its_start(self) -> bool:
@@ -414,9 +415,9 @@ class AdaptiveHMC(KernelStep, withheld=("scouts", "walkers", "climb")):
     def _on_stop_tuning(self) -> None:
         chain = self.chain
         tuner = chain.tuner
-        if tuner is None or not tuner.optimizer.observed:
+        if tuner is None or not tuner.windows:  # nothing learned: go on as before
             return
-        chain.step_size, chain.max_n_steps = tuner.best()
+        chain.step_size, chain.max_n_steps = tuner.final()
         if self.adapt_after_tuning:  # go on from the best point, with a fresh window
             tuner.move_to((chain.step_size, chain.max_n_steps))
 
@@ -483,8 +484,9 @@ class AdaptiveHMC(KernelStep, withheld=("scouts", "walkers", "climb")):
         window = -1
         if self.tune or self.adapt_after_tuning:
             window = chain.earlier_windows + chain.tuner.windows
-            chain.tuner.record(self.rng, info["esjd_term"])
-            chain.step_size, chain.max_n_steps = chain.tuner.parameters
+            feedback = Feedback(info["accept_prob"], info["squared_jump"], info["evaluations"])
+            chain.tuner.update(feedback, self.rng)
+            chain.step_size, chain.max_n_steps = chain.tuner.value
             chain.adaptation_iteration += 1
 
         self._count_divergence(info["diverging"])

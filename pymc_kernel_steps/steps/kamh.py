@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._validation import require_positive
-from ..core.adaptation import RobbinsMonroScale
+from ..core.adaptation import CandidateSearch, Feedback, RobbinsMonroScale
 from ..core.history import ChainHistory
 from ..core.kernels import GaussianKernel, LinearKernel, median_lengthscale
 from ..core.moves import RW_FACTOR, KAMMove, Mixture, Proposal, RandomWalk
@@ -55,9 +55,10 @@ class KAMHChain(ChainState):
         The index in ``candidates`` of the kernel in use.
     candidate_nu2_scales : list of RobbinsMonroScale or None
         One Robbins–Monro ``ν²`` per candidate kernel.
-    candidate_jumps, candidate_counts : ndarray or None
-        Per candidate: the moving average of ``(1 − accepted) α ‖u* − u‖²`` and the moves it
-        made.
+    candidate_search : CandidateSearch or None
+        The search among the candidates (default kernel only): per candidate, the moving average
+        of ``(1 − accepted) α ‖u* − u‖²`` (``candidate_search.scores``) and the moves it made
+        (``candidate_search.counts``).
     learned_moves : LearnedMoves or None
         ``moves="learned"``: the mixture of the KAM move, differential evolution, snooker, the
         envelope and the random walk, and its weight learner (``learned_moves.weights`` by
@@ -71,8 +72,7 @@ class KAMHChain(ChainState):
     candidates: list | None = None
     candidate: int = 0
     candidate_nu2_scales: list | None = None
-    candidate_jumps: np.ndarray | None = None
-    candidate_counts: np.ndarray | None = None
+    candidate_search: CandidateSearch | None = None
     learned_moves: LearnedMoves | None = None
     # internal bookkeeping, not part of the public interface
     #: the tuning phase's mixtures of single-coordinate moves and the random walk, or KAM
@@ -266,7 +266,7 @@ class KAMH(KAMStep):
                 self._freeze_best_candidate()  # the rest of tuning adapts ν² for it alone
             else:
                 # a mixture of MH moves: the kernel is chosen independently of the state
-                self._use_candidate(int(self.rng.integers(len(chain.candidates))))
+                self._use_candidate(chain.candidate_search.propose(self.rng))
 
     def _transition_stats(self, transition):
         chain = self.chain
@@ -299,13 +299,12 @@ class KAMH(KAMStep):
             and not chain.candidate_frozen
             and proposal.move is chain.kam
         ):
-            k = chain.candidate
             reward = 0.0  # an accepted move scores 0: the score is α(1 − α)‖u* − u‖² on average
             if math.isfinite(accept_prob) and not transition.accepted:
                 jump = self._white_difference(proposal.x, x)
                 reward = accept_prob * float(jump @ jump)
-            chain.candidate_jumps[k] += _JUMP_AVERAGE_WEIGHT * (reward - chain.candidate_jumps[k])
-            chain.candidate_counts[k] += 1
+            feedback = Feedback(accept_prob, index=chain.candidate, reward=reward)
+            chain.candidate_search.update(feedback, self.rng)
 
     # ------------------------------------------------------------------ adaptation
     def _adapt(self, x, transition):
@@ -339,10 +338,7 @@ class KAMH(KAMStep):
         if chain.candidates is None or chain.candidate_frozen:
             return
         chain.candidate_frozen = True
-        if not chain.candidate_counts.any():
-            return
-        jumps = np.where(chain.candidate_counts > 0, chain.candidate_jumps, -np.inf)
-        self._use_candidate(int(np.argmax(jumps)))
+        self._use_candidate(chain.candidate_search.final())
 
     def setup_chain(self, rng, tune: int, draws: int) -> None:
         self._tune_length = int(tune)
@@ -407,9 +403,10 @@ class KAMH(KAMStep):
         if candidates is not None:
             traces = [np.trace(kamh_feature_covariance(u, subsample, k)) for k in candidates]
             chain.candidates = candidates
-            if chain.candidate_jumps is None:
-                chain.candidate_jumps = np.zeros(len(candidates))
-                chain.candidate_counts = np.zeros(len(candidates), dtype=np.int64)
+            if chain.candidate_search is None:
+                chain.candidate_search = CandidateSearch(
+                    len(candidates), _JUMP_AVERAGE_WEIGHT, current=chain.candidate
+                )
         else:
             traces = [np.trace(kam.feature_cov_current)]
         if self.fixed_nu2 is None:

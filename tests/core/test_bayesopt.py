@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from threadpoolctl import threadpool_limits
 
+from pymc_kernel_steps.core.adaptation import Feedback
 from pymc_kernel_steps.core.bayesopt import (
     AnnealedUCB,
     SearchBox,
@@ -105,7 +106,7 @@ def test_moves_happen_with_probability_p_i(monkeypatch):
     rng = np.random.default_rng(0)
     optimizer = AnnealedUCB(HMC_BOX, annealing_offset=5)
     for _ in range(400):
-        optimizer.update(rng, 1.0)
+        optimizer.update(Feedback(reward=1.0), rng)
     p = np.array([exploration_probability(i, 5) for i in range(1, 401)])
     assert calls[:5] == [1, 2, 3, 4, 5]  # p_i = 1 up to i = k
     assert abs(len(calls) - p.sum()) < 4 * math.sqrt(np.sum(p * (1 - p)))
@@ -122,7 +123,7 @@ def test_rewards_are_rescaled_so_the_largest_is_alpha():
         for _ in range(15):
             eps, n_steps = optimizer.point
             reward = math.exp(-((math.log(eps / 0.2)) ** 2)) * (1 + 0.1 * noise.normal())
-            optimizer.update(rng, factor * reward)
+            optimizer.update(Feedback(reward=factor * reward), rng)
             points.append(optimizer.point)
         sequences.append(points)
         _, _, targets, _ = optimizer._data()
@@ -172,8 +173,8 @@ def _run(optimizer, function, windows, seed, noise_sd):
     rng, noise = np.random.default_rng(seed), np.random.default_rng(seed + 100)
     for _ in range(windows):
         value = function(*optimizer.point)
-        optimizer.update(rng, value + noise_sd * noise.standard_normal())
-    return optimizer.best()
+        optimizer.update(Feedback(reward=value + noise_sd * noise.standard_normal()), rng)
+    return optimizer.final()
 
 
 @pytest.mark.parametrize("seed", range(5))
@@ -212,8 +213,9 @@ def test_finds_the_maximiser_of_a_noisy_2d_function(seed):
     rng, noise = np.random.default_rng(seed), np.random.default_rng(seed + 100)
     optimizer = AnnealedUCB(HMC_BOX)
     for _ in range(60):
-        optimizer.update(rng, objective(*optimizer.point) * (1 + 0.2 * noise.standard_normal()))
-    eps, n_steps = optimizer.best()
+        reward = objective(*optimizer.point) * (1 + 0.2 * noise.standard_normal())
+        optimizer.update(Feedback(reward=reward), rng)
+    eps, n_steps = optimizer.final()
     assert abs(math.log(eps / 0.2)) < 0.35
     assert abs(math.log(n_steps / 12)) < 0.4
     assert objective(eps, n_steps) > 0.85
@@ -223,14 +225,16 @@ def test_finds_the_maximiser_of_a_noisy_2d_function(seed):
 def test_windowed_tuner_rewards_mean_jump_over_root_n_steps():
     tuner = WindowedTuner(HMC_BOX, window=4, cost_exponent=0.5, start=(0.1, 9))
     rng = np.random.default_rng(5)
-    assert tuner.parameters == (0.1, 9)
-    ended = [tuner.record(rng, jump) for jump in (1.0, 2.0, 3.0, math.nan)]
-    assert ended == [False, False, False, True]
-    assert tuner.windows == 1
+    assert tuner.value == (0.1, 9)
+    windows = []
+    for jump in (1.0, 2.0, 3.0, math.nan):
+        tuner.update(Feedback(1.0, jump), rng)
+        windows.append(tuner.windows)
+    assert windows == [0, 0, 0, 1]
     assert tuner.optimizer.observed[(0.1, 9)] == [pytest.approx(6.0 / 4 / 3), 1]
     per_evaluation = WindowedTuner(HMC_BOX, window=2, cost_exponent=0.0, start=(0.1, 9))
-    per_evaluation.record(rng, 1.0)
-    per_evaluation.record(rng, 3.0)
+    per_evaluation.update(Feedback(0.5, 2.0), rng)
+    per_evaluation.update(Feedback(1.0, 3.0), rng)
     assert per_evaluation.optimizer.observed[(0.1, 9)] == [pytest.approx(2.0), 1]
 
 

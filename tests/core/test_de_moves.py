@@ -63,8 +63,8 @@ def run_learned_mixture(seed, tune=3000, draws=12_000):
     history = ChainHistory(3)
     walk = RandomWalk.optimal(3, 100.0)
     moves = [DifferentialEvolution.optimal(history), Snooker(history), walk]  # the last is ready
-    mixture = Mixture([(move, 1.0 / 3.0) for move in moves])
     weights = JumpRateWeights([1.0, 1.0, 1.0], floor=0.1)
+    mixture = Mixture([(move, 1.0 / 3.0) for move in moves], learner=weights)
     x = rng.normal(size=3)
     logp = target_logp(x)
     out = np.empty((draws, 3))
@@ -82,8 +82,7 @@ def run_learned_mixture(seed, tune=3000, draws=12_000):
         if tuning:
             proposal.move.update(proposal, x, accept_prob, rng)
             jump = proposal.x - x
-            weights.record(moves.index(proposal.move), accept_prob, float(jump @ jump))
-            mixture.set_weights(weights.weights)
+            mixture.learn(proposal, accept_prob, float(jump @ jump))
         if accepted:
             x, logp = proposal.x, proposal_logp
         if tuning:

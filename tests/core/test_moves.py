@@ -12,6 +12,7 @@ from scipy import stats
 from pymc_kernel_steps.core import (
     ChainHistory,
     GaussianKernel,
+    JumpRateWeights,
     LinearKernel,
     RobbinsMonroScale,
     Whitening,
@@ -145,6 +146,26 @@ def test_mixture_chooses_with_its_weights_and_passes_an_unready_turn_on():
         mixture.set_weights([0.2, 0.3, 0.5])
     with pytest.raises(ValueError, match="sum to 1"):
         Mixture([(walk, 0.5)])
+
+
+def test_a_mixture_takes_the_weights_its_learner_learns_while_tuning_only():
+    """The learner is fed each component's proposals (another move's are ignored) while the
+    mixture tunes, and the mixture proposes with its weights; frozen, the weights stay."""
+    rng = np.random.default_rng(6)
+    near, far = RandomWalk(RobbinsMonroScale(-3.0)), RandomWalk(RobbinsMonroScale(0.0))
+    learner = JumpRateWeights([0.5, 0.5], floor=0.1, min_evaluations=1)
+    mixture = Mixture([(near, 0.5), (far, 0.5)], learner=learner)
+    x = np.zeros(2)
+    stranger = RandomWalk(RobbinsMonroScale(0.0)).propose(rng, x)
+    mixture.learn(stranger, 1.0, 100.0)
+    assert learner.evaluations.sum() == 0
+    mixture.learn(near.propose(rng, x), 1.0, 1.0)
+    mixture.learn(far.propose(rng, x), 1.0, 3.0)
+    assert mixture.weights == pytest.approx([0.1 + 0.8 * 0.25, 0.1 + 0.8 * 0.75])
+    mixture.freeze()
+    frozen = list(mixture.weights)
+    mixture.learn(near.propose(rng, x), 1.0, 1000.0)
+    assert mixture.weights == frozen and learner.evaluations.sum() == 2
 
 
 def test_a_one_component_mixture_draws_no_random_number():

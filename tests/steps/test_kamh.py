@@ -182,7 +182,7 @@ def test_lengthscale_chosen_during_tuning_then_frozen():
     assert tried.size > 1
     drawn = idata.sample_stats.lengthscale.values[0]
     assert np.unique(drawn).size == 1
-    jumps = np.where(chain.candidate_counts > 0, chain.candidate_jumps, -np.inf)
+    jumps = np.where(chain.candidate_search.counts > 0, chain.candidate_search.scores, -np.inf)
     assert drawn[0] == chain.candidates[int(np.argmax(jumps))].lengthscale
     # each candidate has its own ν², and the one in use after tuning is the chosen one's
     assert len(chain.candidate_nu2_scales) == len(chain.candidates)
@@ -203,8 +203,9 @@ def test_a_candidate_s_score_is_the_squared_jump_weighted_by_the_chance_of_a_rej
     accepted = rejected = 0
     for _ in range(1000):
         chain = step.chain
-        before = None if chain.candidate_jumps is None else chain.candidate_jumps.copy()
-        counts = None if chain.candidate_counts is None else chain.candidate_counts.copy()
+        search = chain.candidate_search
+        before = None if search is None else search.scores.copy()
+        counts = None if search is None else search.counts.copy()
         start = None if chain.current_point is None else chain.current_point.copy()
         frozen = chain.candidate_frozen
         whitening = chain.kam.whitening  # a refresh after the decision replaces it
@@ -221,8 +222,8 @@ def test_a_candidate_s_score_is_the_squared_jump_weighted_by_the_chance_of_a_rej
         del step._propose
         if before is None or frozen or stats[0]["move"] != kam_code:
             continue
-        (k,) = np.flatnonzero(chain.candidate_counts != counts)
-        score = (chain.candidate_jumps[k] - (1 - weight) * before[k]) / weight
+        (k,) = np.flatnonzero(chain.candidate_search.counts != counts)
+        score = (chain.candidate_search.scores[k] - (1 - weight) * before[k]) / weight
         if stats[0]["accepted"]:
             assert score == pytest.approx(0.0, abs=1e-9)
             accepted += 1
@@ -233,7 +234,7 @@ def test_a_candidate_s_score_is_the_squared_jump_weighted_by_the_chance_of_a_rej
             )
             rejected += 1
     assert accepted >= 10 and rejected >= 10
-    jumps = np.where(chain.candidate_counts > 0, chain.candidate_jumps, -np.inf)
+    jumps = np.where(chain.candidate_search.counts > 0, chain.candidate_search.scores, -np.inf)
     step.stop_tuning()
     assert chain.candidate == int(np.argmax(jumps))
 

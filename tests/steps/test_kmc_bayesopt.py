@@ -47,7 +47,7 @@ def test_trajectories_tuned_in_the_box_then_frozen(kmc_class):
     n_steps = post.n_steps.values[0][frozen]
     assert n_steps.min() == 1 and n_steps.max() == step.chain.max_n_steps  # L_r ~ U{1..L}
     # the best (ε, L) observed, ε capped where trajectories on the frozen surrogate are unstable
-    best_step_size, best_n_steps = step.chain.step_size_tuner.best()
+    best_step_size, best_n_steps = step.chain.step_size_tuner.final()
     assert (best_step_size, best_n_steps) in set(step.chain.step_size_tuner.optimizer.observed)
     assert step.chain.max_n_steps == best_n_steps
     frozen_step_size = float(post.step_size.values[0][frozen][0])

@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from ..adaptation import RobbinsMonroScale
+from ..adaptation import Feedback, RobbinsMonroScale
 from ..differential_evolution import SNOOKER_SCALE, de_jump, de_scale, snooker_jump
 from ..history import ChainHistory
 from .base import Move, Proposal
@@ -119,7 +119,7 @@ class DifferentialEvolution(_PopulationMove):
     def update(self, proposal: Proposal, x: np.ndarray, accept_prob: float, rng) -> None:
         if proposal.null:  # a jump of length zero says nothing about the scale
             return
-        self.scale.update(accept_prob if math.isfinite(accept_prob) else 0.0)
+        self.scale.update(Feedback(accept_prob), rng)
 
     def stats(self) -> dict[str, float]:
         return {**super().stats(), "scale": self.scale.scale}

@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from ..adaptation import RobbinsMonroScale
+from ..adaptation import Feedback, RobbinsMonroScale
 from ..kernels import Kernel
 from ..proposals import (
     cholesky_or_nan,
@@ -120,7 +120,7 @@ class KAMMove(Move):
 
     def update(self, proposal: Proposal, x: np.ndarray, accept_prob: float, rng) -> None:
         if self.fixed_nu2 is None:
-            self.nu2_scale.update(accept_prob)
+            self.nu2_scale.update(Feedback(accept_prob), rng)
 
     def reference_scale(self, subsample: np.ndarray, gamma: float, whitened: bool):
         """The scale ``γ`` is relative to for a new ``subsample``: 1 if it is ``whitened``,

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ..adaptation import Adapter, Feedback
 from .base import Move, Proposal
 
 __all__ = ["Cycle", "Mixture"]
@@ -23,16 +24,24 @@ class Mixture(Move):
         per proposal (none with one component) and the first component whose cumulative
         probability exceeds ``u`` proposes; a component that is not
         :attr:`~.base.Move.ready` passes its turn to the next (the last must always be ready).
+    learner : Adapter, optional
+        Learns the probabilities while the mixture tunes (e.g.
+        :class:`~pymc_kernel_steps.core.JumpRateWeights`): :meth:`learn` feeds it the outcome
+        of each component's proposals, :attr:`~.adaptation.Feedback.index` naming the
+        component, and the mixture takes its value, normalised, as its probabilities; at
+        :meth:`freeze` its :meth:`~.adaptation.Adapter.final` value. None: the probabilities
+        change only by :meth:`set_weights`.
     """
 
     kind = "mixture"
 
-    def __init__(self, components: Sequence[tuple[Move, float]]):
+    def __init__(self, components: Sequence[tuple[Move, float]], learner: Adapter | None = None):
         super().__init__()
         if not components:
             raise ValueError("a Mixture needs at least one component.")
         self.moves = [move for move, _ in components]
         self.set_weights([weight for _, weight in components])
+        self.learner = learner
 
     def set_weights(self, weights: Sequence[float]) -> None:
         """New probabilities of the components (in their order), e.g. learned while tuning;
@@ -53,6 +62,24 @@ class Mixture(Move):
             thresholds.append(total)
         self._thresholds = [*thresholds, math.inf]
 
+    def learn(self, proposal: Proposal, accept_prob: float, squared_jump: float) -> None:
+        """While tuning, feed :attr:`learner` one proposal of a component (a proposal of another
+        move is ignored), its acceptance probability and squared jump, and take the learned
+        weights."""
+        if self.learner is None or not self.tuning:
+            return
+        index = next((i for i, move in enumerate(self.moves) if proposal.move is move), None)
+        if index is None:
+            return
+        self.learner.update(Feedback(accept_prob, squared_jump, index=index))
+        self._take_weights(self.learner.value)
+
+    def _take_weights(self, weights) -> None:
+        weights = np.asarray(weights, dtype=float)
+        weights = weights / weights.sum()
+        if not np.array_equal(weights, self.weights):
+            self.set_weights(weights.tolist())
+
     def choose(self, rng: np.random.Generator) -> Move:
         """The move that proposes next (a component's own choice if it is a mixture)."""
         if len(self.moves) == 1:
@@ -67,6 +94,9 @@ class Mixture(Move):
         return self.choose(rng).propose(rng, x)
 
     def freeze(self) -> None:
+        """End of tuning: the learner's final weights, then every component frozen."""
+        if self.tuning and self.learner is not None:
+            self._take_weights(self.learner.final())
         super().freeze()
         for move in self.moves:
             move.freeze()

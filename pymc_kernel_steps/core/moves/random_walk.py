@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from ..adaptation import CoordinateScales, RobbinsMonroScale
+from ..adaptation import CoordinateScales, Feedback, RobbinsMonroScale
 from ..whitening import Whitening
 from .base import Move, Proposal
 
@@ -55,7 +55,7 @@ class RandomWalk(Move):
         return Proposal(proposal, 0.0, self)
 
     def update(self, proposal: Proposal, x: np.ndarray, accept_prob: float, rng) -> None:
-        self.scale.update(accept_prob)
+        self.scale.update(Feedback(accept_prob), rng)
 
     def stats(self) -> dict[str, float]:
         return {**super().stats(), "scale": self.scale.scale}
@@ -81,11 +81,13 @@ class CoordinateWalk(Move):
     def propose(self, rng: np.random.Generator, x: np.ndarray) -> Proposal:
         if self.scales is None:
             self.scales = CoordinateScales(self.dim, self.initial_scale)
-        proposal, coordinate = self.scales.propose(rng, x)
+        coordinate, scale = self.scales.propose(rng)
+        proposal = x.copy()
+        proposal[coordinate] += scale * rng.standard_normal()
         return Proposal(proposal, 0.0, self, extra=coordinate)
 
     def update(self, proposal: Proposal, x: np.ndarray, accept_prob: float, rng) -> None:
-        self.scales.update(proposal.extra, accept_prob)
+        self.scales.update(Feedback(accept_prob, index=proposal.extra), rng)
 
     def variance_floor(self) -> np.ndarray | None:
         """A lower bound of each coordinate's variance from the tuned scales (see

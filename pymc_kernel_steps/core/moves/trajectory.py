@@ -8,8 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..adaptation import DualAveraging, JumpDistanceStepSize
-from ..bayesopt import WindowedTuner
+from ..adaptation import Adapter, Feedback, TrajectoryParameters
 from ..confinement import Confinement
 from ..integrators import kinetic_energy
 from ..whitening import Whitening
@@ -50,12 +49,14 @@ class SurrogateHMC(Move):
     :attr:`confinement` and is rejected unevaluated when it leaves the confinement's abort ball
     or diverges: its proposal is then non-finite (:attr:`~.base.Proposal.evaluated` is False).
 
-    The step size and ``L``: with a :class:`~pymc_kernel_steps.core.WindowedTuner` (Bayesian
-    optimisation of ``(ε, L)``, paper 003) ``L ~ U{1..L_max}``; otherwise ``L`` is uniform in
-    ``n_steps_range`` and ``ε`` jittered by ``±jitter``, drawn by a
-    :class:`~pymc_kernel_steps.core.JumpDistanceStepSize` tuner while tuning, and adapted by
-    :meth:`update` (ESJD search, dual averaging or the windowed optimiser). The step size never
-    exceeds ``step_size_cap``.
+    The step size and ``L`` are :class:`~pymc_kernel_steps.core.TrajectoryParameters`: while
+    tuning, proposed by :attr:`tuner` (an :class:`~pymc_kernel_steps.core.Adapter`: ESJD
+    search, dual averaging, or Bayesian optimisation of ``(ε, L)`` as in paper 003) and adapted
+    by :meth:`update`; after it, :attr:`step_size` and :attr:`max_n_steps`, the tuner's
+    :meth:`~pymc_kernel_steps.core.Adapter.final` value. With a ``max_n_steps`` the trajectory
+    takes ``L ~ U{1..max_n_steps}`` steps of size ``ε``; without one (None) ``L`` is uniform in
+    ``n_steps_range`` and ``ε`` jittered by ``±jitter``. The step size never exceeds
+    ``step_size_cap``.
     """
 
     kind = "surrogate_hmc"
@@ -74,8 +75,9 @@ class SurrogateHMC(Move):
         self.confinement = Confinement()
         self.step_size_cap = math.inf
         self.step_size = math.nan
-        self.max_n_steps = 0
-        self.tuner: DualAveraging | JumpDistanceStepSize | WindowedTuner | None = None
+        self.max_n_steps: int | None = None
+        #: proposes and learns the trajectory's parameters while tuning
+        self.tuner: Adapter | None = None
 
     @property
     def ready(self) -> bool:
@@ -87,13 +89,19 @@ class SurrogateHMC(Move):
             u, momentum, step_size, n_steps, self.inv_mass, self.confinement
         )
 
+    @property
+    def parameters(self) -> TrajectoryParameters:
+        """The step size and ``L`` used once tuning has ended."""
+        return TrajectoryParameters(self.step_size, self.max_n_steps)
+
     def propose(self, rng: np.random.Generator, x: np.ndarray) -> Proposal:
-        step_size = self.step_size
-        if isinstance(self.tuner, WindowedTuner):  # paper 003's L_r ~ U{1..L}
-            n_steps = int(rng.integers(1, self.max_n_steps + 1))
+        if self.tuning and self.tuner is not None:
+            step_size, max_n_steps = self.tuner.propose(rng)
         else:
-            if self.tuning and isinstance(self.tuner, JumpDistanceStepSize):
-                step_size = self.tuner.propose(rng)
+            step_size, max_n_steps = self.parameters
+        if max_n_steps is not None:  # paper 003's L_r ~ U{1..L}
+            n_steps = int(rng.integers(1, max_n_steps + 1))
+        else:
             step_size *= 1.0 + self.jitter * (2.0 * rng.uniform() - 1.0)
             low, high = self.n_steps_range
             n_steps = int(rng.integers(low, high + 1))
@@ -121,20 +129,18 @@ class SurrogateHMC(Move):
         return Proposal(position, log_correction, self, extra=trajectory)
 
     def update(self, proposal: Proposal, x: np.ndarray, accept_prob: float, rng) -> None:
-        """Feed the step-size (or ``(ε, L)``) tuner, while tuning."""
+        """Feed the tuner the trajectory's acceptance and squared jump, while tuning."""
         tuner = self.tuner
         if tuner is None or not self.tuning:
             return
-        squared_jump = proposal.extra.squared_jump
-        if isinstance(tuner, WindowedTuner):
-            tuner.record(rng, accept_prob * squared_jump)
-            self.step_size, self.max_n_steps = tuner.parameters
-        elif isinstance(tuner, JumpDistanceStepSize):
-            self.step_size = tuner.update(
-                accept_prob * squared_jump if math.isfinite(squared_jump) else 0.0
-            )
-        else:
-            self.step_size = tuner.update(accept_prob)
+        tuner.update(Feedback(accept_prob, proposal.extra.squared_jump), rng)
+        self.step_size, self.max_n_steps = tuner.value
+
+    def freeze(self) -> None:
+        """End of tuning: the tuner's final step size (and ``L``) from now on."""
+        if self.tuning and self.tuner is not None:
+            self.step_size, self.max_n_steps = self.tuner.final()
+        super().freeze()
 
     def surrogate_acceptance(self, step_size: float, starts, momenta, n_steps) -> float:
         """Mean ``min(1, exp(−ΔH))`` of trajectories on the surrogate from the whitened
