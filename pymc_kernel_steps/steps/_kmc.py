@@ -568,11 +568,11 @@ class _KMC(KernelStep, WarmStart):
         """Choose the surrogate's hyper-parameters (:meth:`SurrogateFitter.select`)."""
         self.chain.hyperparameters = self.fitter.select(data, self.rng)
 
+    # subclass API
     def _recorded_evaluations(self) -> Evaluations | None:
         """The evaluations the fitter learns from (None: it learns from the states alone)."""
         return None
 
-    # subclass API
     def _training_points(self) -> np.ndarray:  # pragma: no cover - abstract
         raise NotImplementedError
 
