@@ -33,7 +33,7 @@ class Evaluations(NamedTuple):
     log_densities: np.ndarray
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class TrainingData:
     """What a fitter selects its hyper-parameters on and fits to.
 
