@@ -351,3 +351,61 @@ def test_the_tuner_type_scan_finds_type_tests():
         "if type(tuner) is WindowedTuner:\n    pass\n"
     )
     assert _type_tests_on(names, source) == [1, 4, 6]
+
+
+#: the names a step could test to fork on its surrogate: the keyword's values and the estimators'
+SURROGATE_NAMES = frozenset({"regression", "score_matching", "lite", "finite"})
+
+
+def _surrogate_forks(source: str) -> list[str]:
+    """Where ``source`` forks on which surrogate it has: a ``surrogate_kind`` name or attribute,
+    or a comparison with a surrogate's name (the steps ask their fitter instead)."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        name = node.id if isinstance(node, ast.Name) else getattr(node, "attr", None)
+        if name == "surrogate_kind":
+            found.append(f"line {node.lineno}: surrogate_kind")
+        if isinstance(node, ast.Compare):
+            operands = [node.left, *node.comparators]
+            for operand in operands:
+                constants = (
+                    operand.elts
+                    if isinstance(operand, ast.Tuple | ast.Set | ast.List)
+                    else [operand]
+                )
+                if any(
+                    isinstance(c, ast.Constant) and c.value in SURROGATE_NAMES for c in constants
+                ):
+                    found.append(f"line {node.lineno}: compares with a surrogate's name")
+        if (
+            isinstance(node, ast.MatchValue)
+            and getattr(node.value, "value", None) in SURROGATE_NAMES
+        ):
+            found.append(f"line {node.lineno}: matches a surrogate's name")
+    return found
+
+
+def test_the_steps_never_fork_on_the_surrogate():
+    """The steps hold a fitter (``core.surrogates``) and ask it what they need: no
+    ``surrogate_kind``, no comparison with a surrogate's name."""
+    for path in sorted((PACKAGE / "steps").rglob("*.py")):
+        forks = _surrogate_forks(path.read_text())
+        assert not forks, f"{path.relative_to(ROOT)} forks on the surrogate: {forks}"
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "if self.surrogate_kind: pass",
+        "x = surrogate == 'regression'",
+        "x = 'score_matching' != kind",
+        "x = name in ('lite', 'other')",
+        "match kind:\n    case 'finite':\n        pass",
+    ],
+)
+def test_the_fork_finder_finds_a_fork(source):
+    assert _surrogate_forks(source)
+
+
+def test_the_fork_finder_lets_a_mapping_by_name_be():
+    assert not _surrogate_forks("FITTERS = {'regression': 1}\nfitter = FITTERS[name]")

@@ -20,10 +20,15 @@ from ..core.adaptation import Adapter, DualAveraging, JumpDistanceStepSize
 from ..core.bayesopt import SearchBox, WindowedTuner
 from ..core.confinement import Confinement
 from ..core.history import ChainHistory, first_visits
-from ..core.kernels import median_lengthscale
 from ..core.moves import Mixture, Proposal, RandomWalk, SurrogateHMC
 from ..core.regression import PolynomialTrend
-from ..core.score_matching import select_hyperparameters
+from ..core.surrogates import (
+    Evaluations,
+    KernelHyperparameters,
+    RegressionHyperparameters,
+    SurrogateFitter,
+    TrainingData,
+)
 from ..core.whitening import Whitening, moved_coordinates
 from ._moves import (
     LearnedMoves,
@@ -41,8 +46,6 @@ from .base import ChainState, KernelStep
 
 __all__ = ["KMCChain"]
 
-_SELECTION_POINTS = 500
-_LENGTHSCALE_FACTORS = np.array([1.0, 1.5, 2.0, 3.0])
 #: fewer distinct training states than this (a stuck chain) and the surrogate is not refitted
 _MIN_DISTINCT_STATES = 10
 #: target acceptance of dual averaging when ``target_accept`` is not given (as PyMC's NUTS)
@@ -90,8 +93,12 @@ class KMCChain(ChainState):
         kind, ``.stats()`` with the rates; also sample stats, in every chain); frozen after tuning.
     rw_whitening : Whitening
         The history's whitening: the random walk's metric, in which jumps are measured.
+    hyperparameters : KernelHyperparameters or RegressionHyperparameters or None
+        The surrogate's hyper-parameters at its last selection (chosen by the step's
+        :class:`~pymc_kernel_steps.core.surrogates.SurrogateFitter`).
     lengthscale, regularization : float
-        The surrogate's kernel lengthscale and regularization at its last fit.
+        The surrogate's kernel lengthscale (the shortest, for per-coordinate lengthscales) and
+        regularization at its last selection (NaN before the first fit).
     precisions : ndarray, shape (d,) or None
         ``surrogate="regression"``: the kernel's ``1/ℓ_j²``.
     trend : PolynomialTrend or None
@@ -105,12 +112,9 @@ class KMCChain(ChainState):
     hmc: SurrogateHMC | None = None
     learned: Mixture | None = None
     learned_moves: LearnedMoves | None = None
-    lengthscale: float = math.nan
-    regularization: float = math.nan
+    hyperparameters: KernelHyperparameters | RegressionHyperparameters | None = None
     evaluated_points: ChainHistory | None = None
     evaluated_values: list | None = None
-    precisions: np.ndarray | None = None
-    trend: PolynomialTrend | None = None
     # internal bookkeeping, not part of the public interface
     #: the tuning phase's mixtures with single-coordinate moves, before and after the first fit
     tuning_random_walk: Mixture | None = None
@@ -134,6 +138,26 @@ class KMCChain(ChainState):
     )
 
     @property
+    def lengthscale(self) -> float:
+        """The surrogate's kernel lengthscale at its last selection (NaN before)."""
+        return math.nan if self.hyperparameters is None else self.hyperparameters.lengthscale
+
+    @property
+    def regularization(self) -> float:
+        """The surrogate's regularization at its last selection (NaN before)."""
+        return math.nan if self.hyperparameters is None else self.hyperparameters.regularization
+
+    @property
+    def precisions(self) -> np.ndarray | None:
+        """``surrogate="regression"``: the kernel's ``1/ℓ_j²`` (None otherwise)."""
+        return getattr(self.hyperparameters, "precisions", None)
+
+    @property
+    def trend(self) -> PolynomialTrend | None:
+        """``surrogate="regression"``: the surrogate's parametric part (None otherwise)."""
+        return getattr(self.hyperparameters, "trend", None)
+
+    @property
     def rw_whitening(self) -> Whitening:
         """The history's whitening: the random walk's metric, in which jumps are measured."""
         return self.random_walk.metric
@@ -148,10 +172,11 @@ class _KMC(KernelStep, WarmStart):
     """Shared machinery of :class:`KMCLite` and :class:`KMCFinite`."""
 
     chain: KMCChain
+    #: chooses and fits the surrogate (set by the step before ``_KMC.__init__``)
+    fitter: SurrogateFitter
 
     progress_scale_stat = "step_size"
     progress_scale_label = "Step size"
-    estimator_name = ""
     own_move = "hmc"  # the chain's attribute that holds the step's own learned move
     divergence_advice = (
         "They are surrogate trajectories that diverged or left the region the chain has seen, "
@@ -160,8 +185,6 @@ class _KMC(KernelStep, WarmStart):
         "phase, or smaller steps (step_size_adaptation='dual_averaging' with a higher "
         "target_accept, or a smaller step_size), makes them rarer."
     )
-    surrogate_kind = "score_matching"
-
     stats_dtypes_shapes = {
         **KernelStep.stats_dtypes_shapes,
         **HMC_STATS,
@@ -250,8 +273,7 @@ class _KMC(KernelStep, WarmStart):
         self.step_size_adaptation = step_size_adaptation
         self.target_accept = float(target_accept)
         self.step_size_jitter = float(step_size_jitter)
-        self.fixed_lengthscale = lengthscale
-        self.fixed_regularization = regularization
+        self.fitter = self.fitter.fixing(lengthscale, regularization)
         self._min_history_arg = min_history
         self.refit_interval = int(refit_interval)
         self._tune_length = 0
@@ -429,19 +451,18 @@ class _KMC(KernelStep, WarmStart):
     def _far_field_step_size_limit(self) -> float:
         """The largest step size allowed: a margin below the leapfrog's stability limit
         ``2 / √(max_j M⁻¹_jj · κ)`` for the curvature ``κ`` that trajectories meet far from the
-        history, the confining wall's stiffness plus, for ``surrogate="regression"``, the unit
-        curvature of its Gaussian term (inf when neither acts). A quartic trend steepens without
-        bound far out; there the abort ball (:attr:`Confinement.abort_radius`) stops what the limit
-        cannot.
+        history, the confining wall's stiffness plus the surrogate's own far-field curvature
+        (:attr:`~pymc_kernel_steps.core.surrogates.SurrogateFitter.far_field_curvature`: the
+        unit curvature of the regression's Gaussian term; inf when neither acts). A quartic
+        trend steepens without bound far out; there the abort ball
+        (:attr:`Confinement.abort_radius`) stops what the limit cannot.
 
         Beyond that limit a trajectory that leaves the data region grows geometrically: on the
         glass model a regression trajectory of 28 steps of size 1.6 reached 10⁹ and the model
         was evaluated there. The limit depends on the adapted mass and wall alone, never on the
         trajectory, so capping the step size at it keeps the move exact."""
         chain = self.chain
-        curvature = chain.confinement.far_field_curvature
-        if self.surrogate_kind == "regression":
-            curvature += 1.0
+        curvature = chain.confinement.far_field_curvature + self.fitter.far_field_curvature
         if curvature <= 0.0:
             return math.inf
         return _FAR_FIELD_MARGIN * 2.0 / math.sqrt(float(np.max(chain.inv_mass)) * curvature)
@@ -458,9 +479,14 @@ class _KMC(KernelStep, WarmStart):
         step_size = min(step_size, self._far_field_step_size_limit())
         return self.chain.hmc.stable_step_size(step_size, self._recent_history(), threshold)
 
-    def _fit(self, x, select: bool, chosen: dict | None = None) -> bool:
-        """(Re)fit the surrogate; with ``select`` also choose (ℓ, λ) by cross-validation (or
-        take ``chosen``, hyper-parameters by name of the chain's attribute, chosen already) and
+    def _fit(
+        self,
+        x,
+        select: bool,
+        chosen: KernelHyperparameters | RegressionHyperparameters | None = None,
+    ) -> bool:
+        """(Re)fit the surrogate; with ``select`` also choose its hyper-parameters by
+        cross-validation (or take ``chosen``, hyper-parameters chosen already) and
         re-estimate the mass matrix, then restart the step-size adaptation.
 
         Returns False, changing nothing, when the training states hold fewer than
@@ -473,11 +499,13 @@ class _KMC(KernelStep, WarmStart):
             if select:
                 chain.next_selection_size = 2 * len(chain.history)
             return False
+        evaluations = self._recorded_evaluations()
         if select:
             self._update_rw_whitening()
             if self.whiten:
-                chain.whitening = self._surrogate_frame(chain.rw_whitening)
+                chain.whitening = self.fitter.frame(chain.rw_whitening, evaluations, self.rng)
         points = chain.whitening.whiten(training)
+        data = TrainingData(points, chain.whitening, evaluations)
         if select:
             variance = points.var(axis=0)
             spread = np.all(moved_coordinates(training)) and np.all(
@@ -489,12 +517,11 @@ class _KMC(KernelStep, WarmStart):
                 chain.confinement = Confinement.around(points, chain.inv_mass)
             chain.far_field_step_size_limit = self._far_field_step_size_limit()
             if chosen is None:
-                self._select_hyperparameters(points)
+                self._select_hyperparameters(data)
             else:
-                for name, value in chosen.items():
-                    setattr(chain, name, copy.deepcopy(value))
+                chain.hyperparameters = copy.deepcopy(chosen)
             chain.next_selection_size = 2 * len(chain.history)
-        chain.surrogate = self._fit_surrogate(points)
+        chain.surrogate = self.fitter.fit(data, chain.hyperparameters, self.rng)
         chain.last_fit_iteration = chain.iteration
         if select:
             if chain.step_size_tuner is None:
@@ -535,59 +562,16 @@ class _KMC(KernelStep, WarmStart):
         start = (step_size, max_n_steps or box.upper[1])
         return WindowedTuner(box, window, cost_exponent=0.0, start=start)
 
-    def _surrogate_frame(self, history_frame: Whitening) -> Whitening:
-        """The coordinates of the surrogate (``whiten=True``): by default the history's."""
-        return history_frame
-
-    def _select_hyperparameters(self, points) -> None:
-        """Choose the surrogate's hyper-parameters (``points``: whitened training states)."""
-        chain = self.chain
-        chain.lengthscale, chain.regularization = self._hyperparameters(points)
-
-    def _fit_surrogate(self, points):
-        """A surrogate fitted with the chosen hyper-parameters (``points``: whitened training
-        states)."""
-        chain = self.chain
-        return self._make_estimator(chain.lengthscale, chain.regularization).fit(points)
-
-    def _hyperparameters(self, points) -> tuple[float, float]:
-        if self.fixed_lengthscale is not None and self.fixed_regularization is not None:
-            return self.fixed_lengthscale, self.fixed_regularization
-        regularizations = None if self.fixed_regularization is None else [self.fixed_regularization]
-        # A rejection repeats a state, and a held-out repeat of a training state rewards
-        # vanishing lengthscales: validate on distinct states, at most `_SELECTION_POINTS`.
-        # (Folds of consecutive states avoid that too, but on an early, non-stationary history
-        # they favour heavy regularisation: measured, see the samplers page of the documentation.)
-        distinct = points[first_visits(points)]
-        if len(distinct) > _SELECTION_POINTS:
-            keep = np.sort(self.rng.choice(len(distinct), _SELECTION_POINTS, replace=False))
-            distinct = distinct[keep]
-        if len(distinct) < 10:
-            distinct = points
-        if self.fixed_lengthscale is None:
-            # Shorter than the typical distance between states (the median heuristic), the
-            # surrogate fits the chain's near-repeats and its gradient needs tiny steps.
-            lengthscales = median_lengthscale(distinct) * _LENGTHSCALE_FACTORS
-        else:
-            lengthscales = [self.fixed_lengthscale]
-        lengthscale, regularization, _ = select_hyperparameters(
-            distinct,
-            estimator=self.estimator_name,
-            lengthscales=lengthscales,
-            regularizations=regularizations,
-            rng=self.rng,
-            **self._selection_kwargs(),
-        )
-        return float(lengthscale), float(regularization)
-
-    def _selection_kwargs(self) -> dict:
-        return {}
+    def _select_hyperparameters(self, data: TrainingData) -> None:
+        """Choose the surrogate's hyper-parameters (:meth:`SurrogateFitter.select`)."""
+        self.chain.hyperparameters = self.fitter.select(data, self.rng)
 
     # subclass API
-    def _training_points(self) -> np.ndarray:  # pragma: no cover - abstract
-        raise NotImplementedError
+    def _recorded_evaluations(self) -> Evaluations | None:
+        """The evaluations the fitter learns from (None: it learns from the states alone)."""
+        return None
 
-    def _make_estimator(self, lengthscale, regularization):  # pragma: no cover - abstract
+    def _training_points(self) -> np.ndarray:  # pragma: no cover - abstract
         raise NotImplementedError
 
     def _update_surrogate(self, x) -> bool:  # pragma: no cover - abstract

@@ -23,13 +23,9 @@ class WarmStart:
     ----------
     warm_history : ndarray, shape (n, d) or None
         The states of ``history=`` in the step's coordinates.
-    warm_selection : dict or None
-        The surrogate's hyper-parameters chosen once from them (:meth:`_warm_selection`), by
-        name of the chain's attribute (:attr:`selection_fields`).
+    warm_selection : KernelHyperparameters or RegressionHyperparameters or None
+        The surrogate's hyper-parameters chosen once from them (:meth:`_warm_selection`).
     """
-
-    #: the chain's attributes that the step's ``_select_hyperparameters`` chooses
-    selection_fields: tuple[str, ...] = ("lengthscale", "regularization")
 
     def _init_warm_start(self, history, model) -> None:
         self.warm_history = (
@@ -43,8 +39,8 @@ class WarmStart:
         """What ``history=`` gave the step: the data the warm start is a function of."""
         return (self.warm_history,)
 
-    def _warm_selection(self) -> dict | None:
-        """The surrogate's hyper-parameters (:attr:`selection_fields`) for the warm start,
+    def _warm_selection(self):
+        """The surrogate's hyper-parameters (the chain's ``hyperparameters``) for the warm start,
         chosen once when the step is built: the warm start's fit, selection included, in a
         chain of its own, with random numbers from a generator seeded by the data of
         ``history=`` (:func:`~pymc_kernel_steps.core.history.generator_from_data`).
@@ -63,9 +59,7 @@ class WarmStart:
                 self._warm_start()
             if self.chain.surrogate is None:
                 return None
-            return {
-                name: copy.deepcopy(getattr(self.chain, name)) for name in self.selection_fields
-            }
+            return copy.deepcopy(self.chain.hyperparameters)
         finally:
             self.rng, self.chain = own_rng, own_chain
 

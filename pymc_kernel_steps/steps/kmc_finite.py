@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 from .._validation import require_int
-from ..core.kernels import GaussianKernel
-from ..core.score_matching import (
-    FiniteScoreEstimator,
-)
+from ..core.surrogates import FiniteScoreFitter
 from ._docs import with_shared_parameters
 from ._kmc import _KMC
 
@@ -57,26 +54,15 @@ class KMCFinite(_KMC, withheld=("refit_interval",)):
     """
 
     name = "kmc_finite"
-    estimator_name = "finite"
 
     def __init__(self, vars=None, *, n_features: int = 300, **shared):
         require_int("n_features", n_features, minimum=1)
         self.n_features = int(n_features)
+        self.fitter = FiniteScoreFitter(n_features=self.n_features)
         super().__init__(vars, **shared)
 
     def _training_points(self):
         return self._recent_history()
-
-    def _selection_kwargs(self):
-        return {"n_features": self.n_features}
-
-    def _make_estimator(self, lengthscale, regularization):
-        return FiniteScoreEstimator(
-            n_features=self.n_features,
-            kernel=GaussianKernel(lengthscale),
-            regularization=regularization,
-            rng=self.rng,
-        )
 
     def _update_surrogate(self, x) -> bool:
         chain = self.chain

@@ -3,39 +3,35 @@ of the evaluated log densities by default."""
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from .._validation import require_bool, require_choice, require_int
 from ..core.history import ChainHistory
-from ..core.kernels import GaussianKernel
-from ..core.regression import (
-    TRENDS,
-    RegressionSurrogate,
-    fit_quadratic_gaussian,
-    informative_evaluations,
-    quadratic_parameter_count,
-    select_regression_hyperparameters,
-    select_trend,
-)
-from ..core.score_matching import (
-    LiteScoreEstimator,
-)
-from ..core.whitening import Whitening
+from ..core.regression import TRENDS
+from ..core.surrogates import Evaluations, LiteScoreFitter, RegressionFitter, SurrogateFitter
 from ._docs import with_shared_parameters
-from ._kmc import _KMC, _MIN_DISTINCT_STATES, KMCChain
+from ._kmc import _KMC, KMCChain
 
 __all__ = ["KMCLite"]
 
-#: the surrogates of KMCLite: score matching on the states (paper 002) or regression on the
-#: evaluated log densities (:class:`~pymc_kernel_steps.core.RegressionSurrogate`)
-SURROGATES = ("score_matching", "regression")
-#: surrogate="regression" is fitted on at most this many evaluations per kernel centre
-_REGRESSION_POINTS_PER_CENTRE = 4
-_DEFAULT_REGRESSION_RIDGE = 1e-2
-#: the precisions of surrogate="regression"'s fitted Gaussian, relative to the history's
-_REGRESSION_PRECISION_RANGE = (1e-2, 1e2)
+
+def _regression_fitter(subsample_size: int, trend: str) -> SurrogateFitter:
+    return RegressionFitter(n_centres=subsample_size, trend=trend)
+
+
+def _score_matching_fitter(subsample_size: int, trend: str) -> SurrogateFitter:
+    if trend != "auto":
+        raise ValueError(
+            "`trend` is the parametric part of surrogate='regression'; "
+            f"surrogate='score_matching' has none (got trend={trend!r})."
+        )
+    return LiteScoreFitter()
+
+
+#: the surrogates of KMCLite by name, each the function of ``(subsample_size, trend)`` that
+#: builds its fitter: score matching on the states (paper 002) or regression on the evaluated
+#: log densities (:class:`~pymc_kernel_steps.core.RegressionSurrogate`)
+SURROGATES = {"score_matching": _score_matching_fitter, "regression": _regression_fitter}
 #: evaluations recorded per chain at most (with adapt_after_tuning=True recording goes on
 #: through the draws; beyond this the surrogate learns from the first ones only)
 _MAX_RECORDED_EVALUATIONS = 200_000
@@ -148,8 +144,6 @@ class KMCLite(_KMC):
     """
 
     name = "kmc_lite"
-    estimator_name = "lite"
-    selection_fields = ("lengthscale", "regularization", "precisions", "trend")
 
     def __init__(
         self,
@@ -163,9 +157,11 @@ class KMCLite(_KMC):
     ):
         require_int("subsample_size", subsample_size, minimum=2)
         self.subsample_size = int(subsample_size)
-        require_choice("surrogate", surrogate, SURROGATES)
+        require_choice("surrogate", surrogate, tuple(SURROGATES))
         require_bool("whiten", whiten)
-        if surrogate == "regression" and not whiten:
+        require_choice("trend", trend, TRENDS)
+        self.fitter = SURROGATES[surrogate](self.subsample_size, trend)
+        if self.fitter.needs_whitening and not whiten:
             raise ValueError(
                 "surrogate='regression' (the default) needs whiten=True: its Gaussian term, "
                 "fitted to the evaluations, defines the frame of the surrogate (with "
@@ -173,14 +169,6 @@ class KMCLite(_KMC):
                 "isotropic kernel in the model's coordinates pass surrogate='score_matching' "
                 "with whiten=False."
             )
-        require_choice("trend", trend, TRENDS)
-        if surrogate != "regression" and trend != "auto":
-            raise ValueError(
-                f"`trend` is the parametric part of surrogate='regression'; "
-                f"surrogate={surrogate!r} has none (got trend={trend!r})."
-            )
-        self.surrogate_kind = surrogate
-        self.trend_kind = trend
         self.warm_log_densities = None
         super().__init__(vars, whiten=whiten, **shared)
 
@@ -200,17 +188,29 @@ class KMCLite(_KMC):
         if self.chain.surrogate is not None:  # select and fit again at the next iteration
             self.chain.next_selection_size = len(self.chain.history)
 
-    # surrogate="regression": the log densities evaluated while adapting are the training data
+    # a fitter that needs evaluations (surrogate="regression"): the log densities evaluated
+    # while adapting are its training data
     def _new_chain(self) -> KMCChain:
         chain = super()._new_chain()
-        if self.surrogate_kind == "regression":
+        if self.fitter.needs_evaluations:
             chain.evaluated_points = ChainHistory(self.dim)
             chain.evaluated_values = []
         return chain
 
+    def _recorded_evaluations(self) -> Evaluations | None:
+        """The chain's recorded evaluations and, with pooled tuning, the other chains'."""
+        chain = self.chain
+        if chain.evaluated_points is None:
+            return None
+        points, values = chain.evaluated_points.points, np.asarray(chain.evaluated_values)
+        if chain.pooled is not None:
+            points = np.concatenate([points, chain.pooled.points])
+            values = np.concatenate([values, chain.pooled.log_densities])
+        return Evaluations(points, values)
+
     def _warm_states(self, history, model) -> np.ndarray:
         states = super()._warm_states(history, model)
-        if self.surrogate_kind == "regression":
+        if self.fitter.needs_evaluations:
             self.warm_log_densities = self._warm_log_densities(history, len(states))
         return states
 
@@ -285,89 +285,6 @@ class KMCLite(_KMC):
         ):
             chain.evaluated_points.append(x)
             chain.evaluated_values.append(value)
-
-    def _surrogate_frame(self, history_frame: Whitening) -> Whitening:
-        """``surrogate="regression"``: the frame of the Gaussian fitted to the informative
-        evaluations (:func:`~pymc_kernel_steps.core.fit_quadratic_gaussian` in the history's
-        frame, precisions between 1/100 and 100 of the history's), so that the surrogate's
-        Gaussian term is the log density's best quadratic rather than the history's Gaussian.
-
-        The history's covariance after a short tuning can underestimate a direction many times
-        over, and a Gaussian term that narrow is beyond what the kernel correction can widen.
-        The evaluations, at rejected proposals too, see the log density's curvature there. With too
-        few evaluations for the quadratic the history's frame is kept."""
-        if self.surrogate_kind != "regression":
-            return history_frame
-        points, values = self._informative_evaluations()
-        if len(points) < 2 * quadratic_parameter_count(self.dim):
-            return history_frame
-        mean, covariance = fit_quadratic_gaussian(
-            history_frame.whiten(points), values, *_REGRESSION_PRECISION_RANGE
-        )
-        chol = history_frame.chol
-        return Whitening.from_gaussian(history_frame.unwhiten(mean), chol @ covariance @ chol.T)
-
-    def _informative_evaluations(self) -> tuple[np.ndarray, np.ndarray]:
-        """The informative evaluations (points, log densities), at most
-        ``_REGRESSION_POINTS_PER_CENTRE × subsample_size`` of them."""
-        chain = self.chain
-        points, values = chain.evaluated_points.points, np.asarray(chain.evaluated_values)
-        if chain.pooled is not None:
-            points = np.concatenate([points, chain.pooled.points])
-            values = np.concatenate([values, chain.pooled.log_densities])
-        return informative_evaluations(
-            points,
-            values,
-            self.rng,
-            _REGRESSION_POINTS_PER_CENTRE * self.subsample_size,
-        )
-
-    def _evaluations(self) -> tuple[np.ndarray, np.ndarray]:
-        """The informative evaluations in the surrogate's frame (whitened points, log
-        densities)."""
-        points, values = self._informative_evaluations()
-        return self.chain.whitening.whiten(points), values
-
-    def _select_hyperparameters(self, points) -> None:
-        if self.surrogate_kind != "regression":
-            super()._select_hyperparameters(points)
-            return
-        chain = self.chain
-        U, values = self._evaluations()
-        grids = {}
-        if self.fixed_lengthscale is not None:  # isotropic, as given
-            grids["lengthscales"] = [self.fixed_lengthscale]
-            grids["relevance_factors"] = ()
-        if self.fixed_regularization is not None:
-            grids["regularizations"] = [self.fixed_regularization]
-        if len(U) < _MIN_DISTINCT_STATES:  # nothing to regress on: the history's Gaussian
-            ell = self.fixed_lengthscale
-            precisions = np.zeros(self.dim) if ell is None else np.full(self.dim, ell**-2.0)
-            regularization = self.fixed_regularization or _DEFAULT_REGRESSION_RIDGE
-            chain.trend = None
-        else:
-            chain.trend = select_trend(U, values, self.rng, self.trend_kind)
-            precisions, regularization, _ = select_regression_hyperparameters(
-                U, values, self.rng, trend=chain.trend, **grids
-            )
-        chain.precisions, chain.regularization = precisions, regularization
-        largest = float(precisions.max())
-        chain.lengthscale = 1.0 / math.sqrt(largest) if largest > 0 else math.inf
-
-    def _fit_surrogate(self, points):
-        if self.surrogate_kind != "regression":
-            return super()._fit_surrogate(points)
-        chain = self.chain
-        U, values = self._evaluations()
-        surrogate = RegressionSurrogate(
-            chain.precisions, chain.regularization, self.subsample_size, self.rng, chain.trend
-        )
-        if len(U) < 2:
-            return surrogate.fit(points, -0.5 * np.einsum("ij,ij->i", points, points))
-        return surrogate.fit(U, values)
-
-    def _make_estimator(self, lengthscale, regularization):
-        return LiteScoreEstimator(GaussianKernel(lengthscale), regularization=regularization)
 
     def _update_surrogate(self, x) -> bool:
         chain = self.chain

@@ -551,7 +551,7 @@ def test_warm_start_chooses_the_lengthscale_once_for_every_chain(kmc_class, monk
     """The score-matching surrogates' (ℓ, λ) of a warm start are chosen by cross-validation
     once, when the step is built (from the states alone), not again in every chain: the
     chains and a pickled copy get the same, whatever their generators."""
-    import pymc_kernel_steps.steps._kmc as kmc_module
+    import pymc_kernel_steps.core.surrogates.score_matching as fitters
 
     calls = []
 
@@ -559,8 +559,8 @@ def test_warm_start_chooses_the_lengthscale_once_for_every_chain(kmc_class, monk
         calls.append(1)
         return select_hyperparameters(*args, **kwargs)
 
-    select_hyperparameters = kmc_module.select_hyperparameters
-    monkeypatch.setattr(kmc_module, "select_hyperparameters", spy)
+    select_hyperparameters = fitters.select_hyperparameters
+    monkeypatch.setattr(fitters, "select_hyperparameters", spy)
     with correlated_gaussian_model():
         step = kmc_class(history=_wrong_warm_states())
     assert len(calls) == 1

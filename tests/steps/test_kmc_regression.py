@@ -20,6 +20,7 @@ from pymc_kernel_steps import KMCLite
 from pymc_kernel_steps.bench.targets import banana_model
 from pymc_kernel_steps.bench.targets.synthetic import banana_moments
 from pymc_kernel_steps.core import RegressionSurrogate
+from pymc_kernel_steps.core.surrogates import LiteScoreFitter, RegressionFitter
 
 from ..helpers import CORRELATED_COV, CORRELATED_MEAN, assert_moments, correlated_gaussian_model
 from .test_kmc import (
@@ -307,8 +308,8 @@ def test_pickle_round_trip_steps_identically():
 
 def test_the_regression_surrogate_is_the_default():
     with correlated_gaussian_model():
-        assert KMCLite().surrogate_kind == "regression"
-        assert KMCLite(surrogate="score_matching").surrogate_kind == "score_matching"
+        assert isinstance(KMCLite().fitter, RegressionFitter)
+        assert isinstance(KMCLite(surrogate="score_matching").fitter, LiteScoreFitter)
         with pytest.raises(ValueError, match="the default.*surrogate='score_matching'"):
             KMCLite(whiten=False)  # the paper's isotropic kernel is score matching's option
 
@@ -465,7 +466,7 @@ def test_warm_start_chooses_the_hyperparameters_once_per_step_not_per_chain(monk
     """The selection by held-out error (72 trial fits, most of a warm-started chain's time
     before its first draw) runs once, when the step is built from the history; the chains
     of pm.sample and a pickled copy (as PyMC's worker processes get it) reuse it."""
-    import pymc_kernel_steps.steps.kmc_lite as kmc_lite
+    import pymc_kernel_steps.core.surrogates.regression as fitters
 
     calls = {"hyperparameters": 0, "trend": 0}
 
@@ -477,11 +478,11 @@ def test_warm_start_chooses_the_hyperparameters_once_per_step_not_per_chain(monk
         return spy
 
     monkeypatch.setattr(
-        kmc_lite,
+        fitters,
         "select_regression_hyperparameters",
-        counted("hyperparameters", kmc_lite.select_regression_hyperparameters),
+        counted("hyperparameters", fitters.select_regression_hyperparameters),
     )
-    monkeypatch.setattr(kmc_lite, "select_trend", counted("trend", kmc_lite.select_trend))
+    monkeypatch.setattr(fitters, "select_trend", counted("trend", fitters.select_trend))
     model = correlated_gaussian_model()
     step, _, _ = _warm_started_step(model)
     built = dict(calls)
