@@ -29,7 +29,7 @@ import dataclasses
 import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 
@@ -177,8 +177,8 @@ class Phase:
         fitted to the chain's evaluations learns from (the climb's are not).
     """
 
-    name: ClassVar[str] = "phase"
-    records_evaluations: ClassVar[bool] = True
+    name: str = "phase"
+    records_evaluations: bool = True
 
     def init(self, setup: ChainSetup) -> Any:
         """The phase's state in a chain set up as ``setup``; None: it sits the chain out."""
