@@ -37,7 +37,7 @@ def _budget(step) -> int:
 
 
 def _optimum(step, x: np.ndarray, record: bool) -> tuple[np.ndarray, int]:
-    if not step._sizes_its_start():
+    if step.noisy_logp or getattr(step, "warm_history", None) is not None:
         return x, 0
 
     def logp(point):

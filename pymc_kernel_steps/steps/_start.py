@@ -1,6 +1,6 @@
-"""A chain's start: the check that its log density is finite there, each coordinate's conditional
-scale (the frame of its first moves), the climb from a start far from the posterior, and the
-walkers that take turns while the chain tunes."""
+"""A chain's warm-up, PyMC's side: the check that the log density is finite at its start, the
+step's warm-up phases (:mod:`~pymc_kernel_steps.core.warmup`: the start's scales, the climb, the
+scouts, the walkers) asked with the model's log density, and the frame of the first moves."""
 
 from __future__ import annotations
 
@@ -10,39 +10,70 @@ import numpy as np
 from pymc.blocking import DictToArrayBijection, RaveledVars
 from pymc.exceptions import SamplingError
 
-from ..core.climb import climb
 from ..core.moves import optimal_scale
-from ..core.start_scales import conditional_scales
-from ..core.walkers import TuningWalkers
+from ..core.warmup import (
+    ChainSetup,
+    ClimbPhase,
+    Phase,
+    ScoutsPhase,
+    Start,
+    StartScalesPhase,
+    WalkersPhase,
+    begin,
+    chain_states,
+    check_phases,
+    hand_over,
+)
 from ..core.whitening import Whitening
 from ._failures import LogDensityError, sampling_chain_index
+from ._health import count_unusable
+from ._state import Transition
 
-__all__ = ["StartScales"]
+__all__ = ["WarmupPhases"]
 
 
-class StartScales:
-    """Mixed into :class:`~pymc_kernel_steps.steps.base.KernelStep`: how a chain starts."""
+class WarmupPhases:
+    """Mixed into :class:`~pymc_kernel_steps.steps.base.KernelStep`: its warm-up phases, asked
+    at a chain's start and in its iterations, with the model's log density."""
 
-    def _measure_start_scales(self, x: np.ndarray, value: float) -> int:
-        """Measure each coordinate's conditional scale at the chain's start from second
-        differences of the log density (:func:`~pymc_kernel_steps.core.conditional_scales`), so
-        that the first moves suit a posterior whose coordinates differ in scale by orders of
-        magnitude, or that is a thin ridge; returns the evaluations spent. Skipped (none spent)
-        for a noisy log density, whose differences would measure its noise, and after a warm
-        start, whose history already gives the scales."""
-        if not self._sizes_its_start():
-            return 0
-        found = self._scales_at(x, value)
-        self.chain.start_scales = found.frame()
-        self.chain.start_far_from_posterior = found.far_from_posterior
-        self._on_start_scales()
-        return found.evaluations
+    @property
+    def phases(self) -> tuple[Phase, ...]:
+        """The warm-up phases of the step's chains, in the order they act
+        (:mod:`~pymc_kernel_steps.core.warmup`): built from ``scouts=``, ``walkers=`` and
+        ``climb=``. Another sequence of phases may replace it before a chain is set up."""
+        return self._phases
 
-    def _scales_at(self, x: np.ndarray, value: float, record: bool = True):
-        """:func:`~pymc_kernel_steps.core.conditional_scales` at ``x`` (log density ``value``);
-        where the model fails (raises, or is +inf) the probe counts as outside. ``record``:
-        whether the evaluations are the chain's (see :meth:`KernelStep._on_evaluation`)."""
-        return conditional_scales(self._probe(record), x, value)
+    @phases.setter
+    def phases(self, phases) -> None:
+        self._phases = check_phases(phases)
+
+    def _warmup_phases(self) -> tuple[Phase, ...]:
+        """The phases the step's keywords ask for: the start's scales always, then the climb,
+        the scouts and the walkers where asked."""
+        phases = [StartScalesPhase()]
+        if self.climb:
+            phases.append(ClimbPhase())
+        if self.scouts > 1:
+            phases.append(ScoutsPhase(self.scouts))
+        if self.walkers > 1:
+            phases.append(WalkersPhase(self.walkers))
+        return tuple(phases)
+
+    def _chain_setup(self, tune: int) -> ChainSetup:
+        return ChainSetup(
+            tune=int(tune),
+            exact=not self.noisy_logp,
+            whole_model=not self.shared,
+            warm_started=getattr(self, "warm_history", None) is not None,
+        )
+
+    def _warmup_states(self) -> dict:
+        """The chain's states of the phases (set up without tuning for a chain stepped before
+        ``setup_chain``)."""
+        chain = self.chain
+        if chain.warmup is None:
+            chain.warmup = chain_states(self.phases, self._chain_setup(0))
+        return chain.warmup
 
     def _check_start(self, x: np.ndarray, value: float) -> None:
         """Raise :class:`pymc.exceptions.SamplingError` naming the starting values (every
@@ -72,28 +103,17 @@ class StartScales:
             "fails."
         )
 
-    def _start_chain(self, x: np.ndarray, value: float) -> tuple[np.ndarray, float, int]:
-        """At a chain's first point ``x`` (log density ``value``, finite): measure the start's
-        scales and, where the start lies far from the posterior and the step climbs
-        (``climb=``), climb into the posterior's bulk (:func:`~pymc_kernel_steps.core.climb`) and
-        measure the scales again there; returns the chain's start, its log density and the
-        evaluations spent. The climb's evaluations are not the chain's: a surrogate that learns
-        from the chain's evaluations (``KMCLite``'s regression) does not see them."""
-        evaluations = self._measure_start_scales(x, value)
-        if not (self.tune and self._climbs_from(self.chain.start_far_from_posterior)):
-            return x, value, evaluations
-        found = climb(self._probe(record=False), x, value)
-        self.chain.climb_evaluations = found.evaluations
-        evaluations += found.evaluations
-        if not np.array_equal(found.point, x):
-            x, value = found.point, found.value
-            evaluations += self._measure_start_scales(x, value)
-        return x, value, evaluations
-
-    def _climbs_from(self, far_from_posterior: bool) -> bool:
-        """Whether a tuning chain climbs from its start: ``climb=True``, a start measured far
-        from the posterior, and not in compound sampling (where the rest of the model moves)."""
-        return self.climb and far_from_posterior and not self.shared
+    def _start_chain(self, x: np.ndarray, value: float) -> Start:
+        """The chain's start after its phases acted at its first point ``x`` (log density
+        ``value``, finite; :func:`~pymc_kernel_steps.core.warmup.begin`): the start's scales
+        measured, and, where the start lies far from the posterior and the step climbs
+        (``climb=``), the climb into the posterior's bulk and the scales measured again there.
+        The climb's evaluations are not the chain's: a surrogate that learns from the chain's
+        evaluations (``KMCLite``'s regression) does not see them."""
+        start = begin(self.phases, self._warmup_states(), Start(x, value), self._probe, self.tune)
+        if self.chain.start_scales is not None:
+            self._on_start_scales()
+        return start
 
     def _probe(self, record: bool):
         """The log density as a function of a point, NaN where the model fails (raises, or is
@@ -107,11 +127,6 @@ class StartScales:
 
         return probe
 
-    def _sizes_its_start(self) -> bool:
-        """Whether a chain measures its start's scales (not for a noisy log density, whose
-        differences would measure its noise, nor after a warm start)."""
-        return not self.noisy_logp and getattr(self, "warm_history", None) is None
-
     def start_evaluations(self, point: dict) -> int:
         """The evaluations a chain of this step spends at its first point ``point`` (a dict of
         the model's value variables, e.g. ``model.initial_point()``) before its first proposal:
@@ -122,36 +137,52 @@ class StartScales:
         x = DictToArrayBijection.map({v.name: point[v.name] for v in self.vars}).data
         x = np.asarray(x, dtype=float)
         value = float(self._logp_fn(x))
-        if not (self._sizes_its_start() and math.isfinite(value)):
+        if not math.isfinite(value):
             return 1
-        found = self._scales_at(x, value, record=False)
-        evaluations = 1 + found.evaluations
-        if not self._climbs_from(found.far_from_posterior):
-            return evaluations
-        climbed = climb(self._probe(record=False), x, value)
-        evaluations += climbed.evaluations
-        if not np.array_equal(climbed.point, x):
-            evaluations += self._scales_at(climbed.point, climbed.value, record=False).evaluations
-        return evaluations
-
-    def _walker_turn(self) -> bool:
-        """While the chain's walkers move (``walkers=``; :class:`~pymc_kernel_steps.core.
-        TuningWalkers`), store the chain's state as the walker that moved and make the next one
-        the chain's current state; returns whether the current state changed."""
-        chain = self.chain
-        if not (self.tune and chain.walker_iterations):
-            return False
-        if chain.walkers is None:
-            end = chain.iteration + chain.walker_iterations
-            chain.walkers = TuningWalkers.start(
-                chain.current_point, chain.current_logp, self.walkers, end
-            )
-        elif chain.walkers.done:
-            return False
-        chain.current_point, chain.current_logp = chain.walkers.next_turn(
-            chain.current_point, chain.current_logp, chain.iteration
+        states = chain_states(self.phases, self._chain_setup(0))
+        start = begin(
+            self.phases, states, Start(x, value), lambda _: self._probe(record=False), True
         )
-        return True
+        return 1 + start.evaluations
+
+    def _warmup_iteration(self, phase: Phase, state, q0: RaveledVars, evaluations: int):
+        """An iteration that ``phase`` owns (the scouts'): it proposes, the model is evaluated
+        there, it decides; the chain's state is where it leaves the chain. ``evaluations``: those
+        already spent this iteration (at the chain's start)."""
+        chain = self.chain
+        proposal = phase.propose(state, self.rng)
+        logp_proposal = self._evaluate_logp(proposal.x, q0.point_map_info, proposal=True)
+        evaluations += 1
+        logp_nan, logp_inf = count_unusable(self, logp_proposal, proposal.x, q0.point_map_info)
+        if logp_inf:
+            logp_proposal = -math.inf
+        outcome = phase.decide(state, proposal, logp_proposal, self.rng)
+        chain.current_point, chain.current_logp = outcome.point, outcome.value
+        if outcome.random_walk_scale is not None and chain.random_walk is not None:
+            chain.random_walk.scale.restart_at(outcome.random_walk_scale)
+        chain.iteration += 1
+        self._track_rejections(outcome.accepted)
+        transition = Transition(
+            proposal, None, outcome.accepted, outcome.accept_prob, outcome.log_accept_ratio
+        )
+        return self._result(q0, transition, evaluations, logp_nan, logp_inf)
+
+    def _hand_over(self, x: np.ndarray) -> np.ndarray:
+        """The state the step's own iteration proposes from: ``x``, or the one a phase hands
+        the chain (the walkers' next), which becomes the chain's current state."""
+        chain = self.chain
+        handed = hand_over(
+            self.phases,
+            self._warmup_states(),
+            chain.current_point,
+            chain.current_logp,
+            chain.iteration,
+            self.tune,
+        )
+        if handed is None:
+            return x
+        chain.current_point, chain.current_logp = handed
+        return chain.current_point.copy()
 
     def _on_start_scales(self) -> None:
         """Once ``chain.start_scales`` is known: the random walk acts in the start's frame

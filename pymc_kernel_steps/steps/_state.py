@@ -14,6 +14,7 @@ from ..core.history import ChainHistory
 from ..core.moves import CoordinateWalk, Proposal, RandomWalk
 from ..core.scouting import Scouts
 from ..core.walkers import TuningWalkers
+from ..core.warmup import ClimbPhase, ScoutsPhase, StartScalesPhase, WalkersPhase
 
 __all__ = [
     "HMC_STATS",
@@ -137,6 +138,10 @@ class ChainState:
         Iterations the step made in this chain (tuning and draws).
     total_iterations : int
         The chain's tuning and draws together, as ``setup_chain`` was told.
+    warmup : dict
+        The per-chain states of the step's warm-up phases that take part in this chain
+        (``step.phases``; :mod:`~pymc_kernel_steps.core.warmup`), by phase name; None before
+        the chain's set-up or first iteration. The next seven attributes read them.
     start_scales : ndarray, shape (d,) or None
         The frame of the first random-walk moves, the coordinate moves and the scouts: each
         coordinate's conditional scale at the chain's start where it lies more than a factor
@@ -166,13 +171,7 @@ class ChainState:
     history: ChainHistory
     iteration: int = 0
     total_iterations: int = 0
-    start_scales: np.ndarray | None = None
-    start_far_from_posterior: bool = False
-    climb_evaluations: int = 0
-    scout_iterations: int = 0
-    scouts: Scouts | None = None
-    walker_iterations: int = 0
-    walkers: TuningWalkers | None = None
+    warmup: dict[str, Any] | None = None
     random_walk: RandomWalk | None = None
     # internal bookkeeping, not part of the public interface
     current_point: np.ndarray | None = None
@@ -213,6 +212,44 @@ class ChainState:
     coordinate: CoordinateWalk | None = None
     #: the other chains' tuning data (pooled tuning), learned from with the chain's own
     pooled: TuningData | None = None
+
+    def _warmup_state(self, phase: type) -> Any:
+        return None if self.warmup is None else self.warmup.get(phase.name)
+
+    @property
+    def start_scales(self) -> np.ndarray | None:
+        state = self._warmup_state(StartScalesPhase)
+        return None if state is None else state.frame
+
+    @property
+    def start_far_from_posterior(self) -> bool:
+        state = self._warmup_state(StartScalesPhase)
+        return state is not None and state.far_from_posterior
+
+    @property
+    def climb_evaluations(self) -> int:
+        state = self._warmup_state(ClimbPhase)
+        return 0 if state is None else state.evaluations
+
+    @property
+    def scout_iterations(self) -> int:
+        state = self._warmup_state(ScoutsPhase)
+        return 0 if state is None else state.iterations
+
+    @property
+    def scouts(self) -> Scouts | None:
+        state = self._warmup_state(ScoutsPhase)
+        return None if state is None else state.scouts
+
+    @property
+    def walker_iterations(self) -> int:
+        state = self._warmup_state(WalkersPhase)
+        return 0 if state is None else state.iterations
+
+    @property
+    def walkers(self) -> TuningWalkers | None:
+        state = self._warmup_state(WalkersPhase)
+        return None if state is None else state.walkers
 
 
 @dataclass

@@ -72,5 +72,4 @@ class WarmStart:
         chain = self.chain
         chain.history.extend(self.warm_history)
         chain.warm_started = True
-        chain.scout_iterations = 0  # the history already says where the posterior is
         self._fit(None, select=True, chosen=self.warm_selection)

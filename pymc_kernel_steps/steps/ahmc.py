@@ -369,8 +369,8 @@ class AdaptiveHMC(KernelStep, withheld=("scouts", "walkers", "climb")):
         chain.step_size, chain.max_n_steps = chain.tuner.value
         return evaluations + used
 
-    def _sizes_its_start(self) -> bool:
-        return self.adapt_mass and super()._sizes_its_start()
+    def _warmup_phases(self):
+        return super()._warmup_phases() if self.adapt_mass else ()
 
     def _box_checks(self) -> tuple[int, ...]:
         """The iterations of :data:`FAR_START_CHECKS` and their doublings before the first
@@ -451,7 +451,7 @@ class AdaptiveHMC(KernelStep, withheld=("scouts", "walkers", "climb")):
                 nan = chain.nan_this_iteration  # _logp_and_grad returns NaN as -inf
                 self._check_start(x, math.nan if nan else chain.hamiltonian.logp)
                 # the first metric: each coordinate's conditional variance at the start
-                evaluations += self._measure_start_scales(x, chain.hamiltonian.logp)
+                evaluations += self._start_chain(x, chain.hamiltonian.logp).evaluations
                 chain.inv_mass = self._start_frame() ** 2
                 if chain.start_far_from_posterior and self.tune:
                     if chain.mass_updates:

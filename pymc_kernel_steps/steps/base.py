@@ -22,11 +22,11 @@ from rich.progress import TextColumn
 from rich.table import Column
 
 from .._validation import require_bool, require_int, require_mapping, require_seed
-from ..core.adaptation import RobbinsMonroScale, adaptation_probability
+from ..core.adaptation import adaptation_probability
 from ..core.history import ChainHistory
 from ..core.moves import CoordinateWalk, Mixture, Move, Proposal, optimal_scale
-from ..core.scouting import Scouts
 from ..core.transitions import accept
+from ..core.warmup import chain_states, iteration_owner
 from ._compile import failure_hint, pm_compile, warn_if_noisy_outside_the_block
 from ._failures import LogDensityError, sampling_chain_index
 from ._health import (
@@ -39,7 +39,7 @@ from ._health import (
 from ._history_input import states_from
 from ._pooling import PooledTuning
 from ._signature import explicit_signature
-from ._start import StartScales
+from ._start import WarmupPhases
 from ._state import ChainState, KernelStepState, RefusesOtherKindsOfState, Transition, TuningData
 from ._threads import single_threaded_blas
 from ._variables import step_initial_point, step_model, step_value_vars
@@ -53,20 +53,8 @@ __all__ = [
     "TuningData",
 ]
 
-#: iterations of each scout (the initial random walks of ``scouts=``)
-SCOUT_LENGTH = 50
-#: the scouts take at most this share of the tuning phase; with less tuning there are none
-#: (shorter walks pick the main basin less reliably, and a larger share leaves too little tuning:
-#: with 1000 tuning iterations, walks of 25 left 2 of 4 ODE seeds with a late chain, and walks of
-#: 50 left adaptive Metropolis a frozen proposal accepted 3-7 % of the time)
-SCOUT_SHARE = 0.1
-#: the scouts' random-walk scale stays within this factor of its start
-SCOUT_SCALE_RANGE = 1e4
-#: the walkers (``walkers=``) move for this share of the tuning iterations
-WALKER_SHARE = 0.5
 
-
-class KernelStep(StartScales, PooledTuning, RefusesOtherKindsOfState, ArrayStepShared):
+class KernelStep(WarmupPhases, PooledTuning, RefusesOtherKindsOfState, ArrayStepShared):
     """Base class of the step methods in this package (not used directly).
 
     Subclasses implement :meth:`_new_chain`, :meth:`_propose` and :meth:`_adapt`, and may extend
@@ -80,14 +68,15 @@ class KernelStep(StartScales, PooledTuning, RefusesOtherKindsOfState, ArrayStepS
     vars, adapt_after_tuning, scouts, walkers, climb, model, initial_point, compile_kwargs
         The parameters every step shares (a subclass's constructor names its own and passes
         these on as ``**shared``, with ``rng`` and ``blocked``), documented once in
-        ``steps/_docs.py``. Here ``scouts`` and ``walkers`` default to 1 (none); the scouts
-        take ``SCOUT_LENGTH`` iterations each and are also skipped when the step does not
-        sample every free variable, and the walkers ``WALKER_SHARE`` of tuning. A step that
-        offers scouts keeps its own random walk in ``chain.random_walk``, which restarts at the
-        scouts' scale.
+        ``steps/_docs.py``. Here ``scouts`` and ``walkers`` default to 1 (none); with
+        ``climb`` they become the step's warm-up :attr:`phases`
+        (:mod:`~pymc_kernel_steps.core.warmup`). A step that offers scouts keeps its own random
+        walk in ``chain.random_walk``, which restarts at the scouts' scale.
 
     Attributes
     ----------
+    phases : tuple of Phase
+        The warm-up phases, in the order they act.
     chain : ChainState
         What the chain the step ran last learned (its history, start scales, scouts and the
         step's own, documented by the step's subclass of :class:`ChainState`); read-only.
@@ -171,6 +160,7 @@ class KernelStep(StartScales, PooledTuning, RefusesOtherKindsOfState, ArrayStepS
         super().__init__(vars, shared, blocked=True, rng=rng)
         self.tune = True
         self._point_map_info = None
+        self.phases = self._warmup_phases()
         self.chain = self._new_chain()
         declared = {**self.stats_dtypes_shapes, **self._instance_stats()}
         if self.noisy_logp:  # a log-density estimate is not the model's log density
@@ -224,18 +214,7 @@ class KernelStep(StartScales, PooledTuning, RefusesOtherKindsOfState, ArrayStepS
             reseed_rngs(self._logp_rngs, self.rng.integers(2**63))
         self.chain = self._new_chain()
         self.chain.total_iterations = int(tune) + int(draws)
-        scouting = self.scouts * SCOUT_LENGTH
-        # not for a noisy log density: the best of the walks' estimates is a lucky one, on which
-        # a pseudo-marginal chain would stick
-        if (
-            self.scouts > 1
-            and scouting <= SCOUT_SHARE * tune
-            and not self.shared
-            and not self.noisy_logp
-        ):
-            self.chain.scout_iterations = scouting
-        if self.walkers > 1 and not self.shared and not self.noisy_logp:
-            self.chain.walker_iterations = int(WALKER_SHARE * tune)
+        self.chain.warmup = chain_states(self.phases, self._chain_setup(tune))
 
     def stop_tuning(self) -> None:
         """Freeze adaptation (unless ``adapt_after_tuning``)."""
@@ -329,27 +308,32 @@ class KernelStep(StartScales, PooledTuning, RefusesOtherKindsOfState, ArrayStepS
             np.array(shared.get_value(borrow=True), copy=True) for shared in self.shared.values()
         ]
 
-    def _current_logp(self, x: np.ndarray) -> tuple[float, int]:
-        """Log density at the current point: cached unless the point or the rest of the model
-        changed since it was computed (compound sampling); returns (value, evaluations)."""
+    def _current_state(self, x: np.ndarray) -> tuple[np.ndarray, float, int]:
+        """The chain's current point, its log density and the evaluations spent on them: ``x``
+        and the cached value unless the point or the rest of the model changed since it was
+        computed (compound sampling); at the chain's first point, where the warm-up phases
+        leave its start (:meth:`_start_chain`)."""
         chain = self.chain
         if (
             chain.current_point is not None
             and np.array_equal(chain.current_point, x)
             and not (self.shared and self._outside_changed())
         ):
-            return chain.current_logp, 0
+            return x, chain.current_logp, 0
         value = self._evaluate_logp(x, self._point_map_info)
         evaluations = 1
-        if chain.current_point is None:  # the chain's first point (which a climb can move)
+        moved = False
+        if chain.current_point is None:
             self._check_start(x, value)
-            x, value, spent = self._start_chain(x, value)
-            evaluations += spent
+            start = self._start_chain(x, value)
+            evaluations += start.evaluations
+            moved = not np.array_equal(start.point, x)
+            x, value = start.point, start.value
         chain.current_logp = value if not math.isnan(value) else -math.inf
         chain.current_point = x.copy()
         if self.shared:
             self._snapshot_outside()
-        return chain.current_logp, evaluations
+        return (chain.current_point.copy() if moved else x), chain.current_logp, evaluations
 
     # ------------------------------------------------------------------ the transition
     def _propose(self, x: np.ndarray) -> tuple[Proposal, Any]:  # pragma: no cover
@@ -384,15 +368,16 @@ class KernelStep(StartScales, PooledTuning, RefusesOtherKindsOfState, ArrayStepS
 
     def _astep(self, q0: RaveledVars) -> tuple[RaveledVars, list[dict[str, Any]]]:
         chain = self.chain
-        x = q0.data
         self._point_map_info = q0.point_map_info
-        if self.tune and chain.iteration < chain.scout_iterations:
-            return self._scout(q0)
-        logp_current, evaluations = self._current_logp(x)
-        if chain.climb_evaluations and chain.iteration == 0:
-            x = chain.current_point.copy()  # where the climb ended
-        if self._walker_turn():
-            x = chain.current_point.copy()
+        x, logp_current, evaluations = self._current_state(q0.data)
+        owner = iteration_owner(self.phases, self._warmup_states(), chain.iteration, self.tune)
+        if owner is not None:
+            return self._warmup_iteration(*owner, q0, evaluations)
+        # Where a phase hands the chain another state (the walkers' next), the acceptance ratio
+        # below still uses `logp_current`, the log density of the state before the hand-over
+        # (the walker that moved last), as it always has: correcting it changes the tuning, and
+        # so the draws, of every run with walkers (KAMH's default among them).
+        x = self._hand_over(x)
 
         proposal, context = self._propose(x)
         logp_nan = logp_inf = False
@@ -452,45 +437,6 @@ class KernelStep(StartScales, PooledTuning, RefusesOtherKindsOfState, ArrayStepS
         if not self.noisy_logp:
             stats["model_logp"] = chain.current_logp
         return RaveledVars(chain.current_point.copy(), q0.point_map_info), [stats]
-
-    def _scout(self, q0: RaveledVars) -> tuple[RaveledVars, list[dict[str, Any]]]:
-        """One iteration of the scouts (see :class:`~pymc_kernel_steps.core.Scouts`): the walk
-        whose turn it is moves; the state returned is its position, and after the last scouting
-        iteration the best walk's, where the step's own tuning begins with an empty history."""
-        chain = self.chain
-        evaluations = 0
-        if chain.scouts is None:
-            logp_start, evaluations = self._current_logp(q0.data)
-            scale = RobbinsMonroScale.within(optimal_scale(self.dim), SCOUT_SCALE_RANGE)
-            length = chain.scout_iterations // self.scouts
-            chain.scouts = Scouts.start(
-                chain.current_point.copy(),
-                logp_start,
-                self.scouts,
-                length,
-                scale,
-                chain.start_scales,
-            )
-        scouts = chain.scouts
-        walk = scouts.turn
-        proposal = Proposal(scouts.propose(self.rng), 0.0, scouts.walk)
-        logp_proposal = self._evaluate_logp(proposal.x, q0.point_map_info, proposal=True)
-        evaluations += 1
-        logp_nan, logp_inf = count_unusable(self, logp_proposal, proposal.x, q0.point_map_info)
-        if logp_inf:
-            logp_proposal = -math.inf
-        accepted, accept_prob, log_ratio = scouts.update(proposal.x, logp_proposal, self.rng)
-        if scouts.done:
-            chain.current_point, chain.current_logp = scouts.best()
-            # the step's own random walk (every step with scouts has one) starts at their scale
-            chain.random_walk.scale.restart_at(scouts.scale.scale)
-        else:
-            chain.current_point = scouts.positions[walk].copy()
-            chain.current_logp = float(scouts.log_densities[walk])
-        chain.iteration += 1
-        self._track_rejections(accepted)
-        transition = Transition(proposal, None, accepted, accept_prob, log_ratio)
-        return self._result(q0, transition, evaluations, logp_nan, logp_inf)
 
     # ------------------------------------------------------------------ health of the chain
     def _track_rejections(self, accepted: bool, moved: bool | None = None, kind=None) -> None:
