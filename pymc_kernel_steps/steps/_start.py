@@ -167,9 +167,10 @@ class WarmupPhases:
         )
         return self._result(q0, transition, evaluations, logp_nan, logp_inf)
 
-    def _hand_over(self, x: np.ndarray) -> np.ndarray:
-        """The state the step's own iteration proposes from: ``x``, or the one a phase hands
-        the chain (the walkers' next), which becomes the chain's current state."""
+    def _hand_over(self, x: np.ndarray, logp: float) -> tuple[np.ndarray, float]:
+        """The state the step's own iteration proposes from and its log density: ``x`` and
+        ``logp``, or the state a phase hands the chain (the walkers' next), which becomes the
+        chain's current state."""
         chain = self.chain
         handed = hand_over(
             self.phases,
@@ -180,9 +181,9 @@ class WarmupPhases:
             self.tune,
         )
         if handed is None:
-            return x
+            return x, logp
         chain.current_point, chain.current_logp = handed
-        return chain.current_point.copy()
+        return chain.current_point.copy(), chain.current_logp
 
     def _on_start_scales(self) -> None:
         """Once ``chain.start_scales`` is known: the random walk acts in the start's frame

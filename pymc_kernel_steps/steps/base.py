@@ -373,11 +373,7 @@ class KernelStep(WarmupPhases, PooledTuning, RefusesOtherKindsOfState, ArrayStep
         owner = iteration_owner(self.phases, self._warmup_states(), chain.iteration, self.tune)
         if owner is not None:
             return self._warmup_iteration(*owner, q0, evaluations)
-        # Where a phase hands the chain another state (the walkers' next), the acceptance ratio
-        # below still uses `logp_current`, the log density of the state before the hand-over
-        # (the walker that moved last), as it always has: correcting it changes the tuning, and
-        # so the draws, of every run with walkers (KAMH's default among them).
-        x = self._hand_over(x)
+        x, logp_current = self._hand_over(x, logp_current)
 
         proposal, context = self._propose(x)
         logp_nan = logp_inf = False

@@ -210,3 +210,37 @@ def test_the_warmup_states_travel_with_the_sampling_state():
         runs.append(current["x"])
         assert step.chain.scouts.done and step.chain.walkers is not None
     np.testing.assert_array_equal(runs[0], runs[1])
+
+
+@pytest.mark.parametrize("step_class", [AdaptiveMetropolis, KAMH])
+def test_a_state_handed_over_is_judged_by_its_own_log_density(step_class):
+    """After a hand-over (the walkers' next walker) the acceptance ratio compares the proposal
+    with the state handed over, not with the state the chain came from. Before the fix the
+    ratio used the log density of the walker that moved last, so the walkers' moves did not
+    leave the posterior invariant while they tuned."""
+    model = _gaussian()
+    with model:
+        step = step_class(scouts=1, walkers=1, climb=False)
+    handed = np.array([2.0, -1.0])
+    step.phases = (StartScalesPhase(), Handing(handed))
+    step.setup_chain(np.random.default_rng(3), tune=100, draws=10)
+    evaluated = []
+    evaluate = step._evaluate_logp
+
+    def spy(x, *args, proposal=False, **kwargs):
+        value = evaluate(x, *args, proposal=proposal, **kwargs)
+        if proposal:
+            evaluated.append((np.array(x, copy=True), value))
+        return value
+
+    step._evaluate_logp = spy
+    point = model.initial_point()
+    for _ in range(20):
+        evaluated.clear()
+        point, [stats] = step.step(point)
+        assert len(evaluated) == 1 and stats["logp_evals"] >= 1
+        proposal, value = evaluated[0]
+        assert value == pytest.approx(_log_density(proposal), abs=1e-9)
+        # a random-walk or single-coordinate move (symmetric) from the state handed over
+        expected = min(1.0, float(np.exp(value - _log_density(handed))))
+        assert stats["accept"] == pytest.approx(expected, rel=1e-9, abs=1e-12)
