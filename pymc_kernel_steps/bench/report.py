@@ -262,7 +262,9 @@ def write_suite_page(frames: pd.DataFrame, path: Path, *, n_boot: int = 1000) ->
         "",
         "## Every sampler",
         "",
-        "ESS_err per 1000 evaluations of E[x], worst coordinate (`≥`: at the reference's floor).",
+        "ESS_err per 1000 evaluations of E[x], worst coordinate (`≥`: at the reference's floor;",
+        "`‡`: a sampler that cannot stop at the budget, scored per 1000 of its own evaluations,",
+        "whose mean count follows in brackets).",
         "",
         "| posterior | " + " | ".join(OURS + PEERS) + " |",
         "|:--|" + "--:|" * len(OURS + PEERS),
@@ -273,7 +275,10 @@ def write_suite_page(frames: pd.DataFrame, path: Path, *, n_boot: int = 1000) ->
         for sampler in OURS + PEERS:
             if (posterior, sampler) in first_moment.index:
                 row = first_moment.loc[(posterior, sampler)]
-                cells.append(("≥ " if row["capped"] else "") + _fmt(row["ess"]))
+                cell = ("≥ " if row["capped"] else "") + _fmt(row["ess"])
+                if not row.get("at_budget", True):
+                    cell += f" ‡ ({row['evaluations']:,.0f})"
+                cells.append(cell)
             else:
                 cells.append("–")
         lines.append(f"| {posterior} | " + " | ".join(cells) + " |")
