@@ -409,6 +409,7 @@ def run_zeus(model, budget: int, seed: int, *, min_walkers: int = ZEUS_MIN_WALKE
     return {
         "idata": idata,
         "evaluations": int(counts[keep - 1]),
+        "evaluations_made": int(counts[-1]),
         "counted": int(spent + np.sum(sampler.neval[:keep]) + walkers),
         "iterations": walkers * keep,
         "tune": burn,

@@ -70,6 +70,7 @@ class UnitCubePrior:
     _log_prior: Any
     _log_likelihood: Any
     to_posterior: Any
+    _info: Any
     scale: float = STANDIN_PRIOR_SCALE
 
     # ------------------------------------------------------------------ unit cube (nested)
@@ -118,6 +119,12 @@ class UnitCubePrior:
                 return np.concatenate(kept)[: int(size)]
         raise ValueError("prior: too few draws lie in the support of the model's transforms")
 
+    def point(self, z: np.ndarray) -> dict[str, np.ndarray]:
+        """``z`` as the model's point: ``{value variable name: value}``."""
+        from pymc.blocking import DictToArrayBijection, RaveledVars
+
+        return DictToArrayBijection.rmap(RaveledVars(np.asarray(z, dtype=float), self._info))
+
     @property
     def bounds(self) -> np.ndarray:
         """``(dim, 2)``: the unconstrained space is unbounded."""
@@ -146,9 +153,26 @@ def _has_improper_prior(model) -> bool:
     return improper(model)
 
 
+def _topological(model) -> list:
+    """The model's free variables, each after every free variable its prior depends on."""
+    from pytensor.graph.traversal import ancestors
+
+    free = list(model.free_RVs)
+    parents = {
+        rv: {a for a in ancestors(rv.owner.inputs) if a in set(free) and a is not rv} for rv in free
+    }
+    order: list = []
+    while len(order) < len(free):
+        ready = [rv for rv in free if rv not in order and parents[rv] <= set(order)]
+        if not ready:  # pragma: no cover - a model's graph has no cycle
+            raise ValueError("model: its free variables depend on each other in a cycle")
+        order.extend(ready)
+    return order
+
+
 def _icdf_map(model):
-    """The compiled map ``u -> z`` through the priors' inverse CDFs, or None where a prior has
-    none (or is improper)."""
+    """The compiled map ``u -> z`` through the priors' inverse CDFs (``u`` and ``z`` in the
+    order of the model's value variables), or None where a prior has none (or is improper)."""
     import pymc as pm
     import pytensor
     import pytensor.tensor as pt
@@ -157,19 +181,22 @@ def _icdf_map(model):
     if _has_improper_prior(model):
         return None
     point = model.initial_point()
+    rv_shapes = model.eval_rv_shapes()
+    values_to_rvs = {value: rv for rv, value in model.rvs_to_values.items()}
     u = pt.vector("u", dtype="float64")
-    start, drawn, values = 0, {}, []
-    for rv in model.free_RVs:
-        value_var = model.rvs_to_values[rv]
+    start, parts = 0, {}
+    for value_var in model.value_vars:  # u's slices in the order of the unconstrained vector
+        rv = values_to_rvs[value_var]
         shape = np.shape(point[value_var.name])
-        constrained = tuple(model.eval_rv_shapes()[rv.name])
-        if shape != constrained:  # a transform that changes the size (simplex): no icdf map
+        if shape != tuple(rv_shapes[rv.name]):  # a size-changing transform (simplex): no map
             return None
         size = int(np.prod(shape, dtype=int))
-        part = u[start : start + size].reshape(shape)
+        parts[rv] = u[start : start + size].reshape(shape)
         start += size
+    drawn, unconstrained = {}, {}
+    for rv in _topological(model):  # every parent drawn before its children
         try:
-            x = pm.icdf(rv, part)
+            x = pm.icdf(rv, parts[rv])
         except NotImplementedError:
             return None
         x = graph_replace(x, drawn, strict=False) if drawn else x
@@ -180,7 +207,8 @@ def _icdf_map(model):
         else:
             z = x
         drawn[rv] = x
-        values.append(pt.flatten(z))
+        unconstrained[rv] = pt.flatten(z)
+    values = [unconstrained[values_to_rvs[v]] for v in model.value_vars]
     try:
         out = pt.concatenate(values) if len(values) > 1 else values[0]
         function = pytensor.function([u], out, on_unused_input="ignore")
@@ -204,15 +232,20 @@ def unit_cube_prior(model, *, scale: float = STANDIN_PRIOR_SCALE) -> UnitCubePri
     -------
     UnitCubePrior
     """
+    from pymc.blocking import DictToArrayBijection
+
     x0, _, to_posterior = _unconstrained(model)
     dim = int(x0.size)
+    start = model.initial_point()
+    info = DictToArrayBijection.map({v.name: start[v.name] for v in model.value_vars})
+    info = info.point_map_info
     full = _flat_function(model, model.logp())
     icdf = _icdf_map(model)
     if icdf is not None:
         prior = _flat_function(model, model.logp(vars=model.free_RVs, jacobian=True))
         terms = list(model.observed_RVs) + list(model.potentials)
         likelihood = _flat_function(model, model.logp(vars=terms)) if terms else (lambda z: 0.0)
-        return UnitCubePrior("icdf", dim, x0, icdf, prior, likelihood, to_posterior, scale)
+        return UnitCubePrior("icdf", dim, x0, icdf, prior, likelihood, to_posterior, info, scale)
 
     def standin_transform(u):
         return x0 + scale * special.ndtri(u)
@@ -231,5 +264,6 @@ def unit_cube_prior(model, *, scale: float = STANDIN_PRIOR_SCALE) -> UnitCubePri
         standin_log_prior,
         standin_likelihood,
         to_posterior,
+        info,
         scale,
     )
