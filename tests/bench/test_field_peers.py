@@ -309,3 +309,26 @@ def test_a_peer_recovers_a_2d_gaussian_posterior(label):
     sd = np.sqrt(np.diag(truth_cov))
     assert np.all(np.abs(mean - truth_mean) < 0.35 * sd), (mean, truth_mean)
     np.testing.assert_allclose(variance, np.diag(truth_cov), rtol=0.35)
+
+
+def test_the_suite_page_marks_a_run_scored_at_its_own_count(tmp_path):
+    from pathlib import Path
+
+    from pymc_kernel_steps.bench.report import write_suite_page
+    from pymc_kernel_steps.bench.suite import read_runs
+
+    runs = Path(__file__).resolve().parents[2] / "benchmarks" / "posteriordb" / "runs"
+    frame = read_runs(runs / "gp_pois_regr-gp_regr.csv.gz")
+    assert "at_budget" not in frame  # frames from before the column still make a page
+    smc = frame["sampler"] == "SMC"
+    over = frame[smc].assign(
+        sampler="pocoMC", at_budget=False, evaluations=frame.loc[smc, "evaluations"] * 3
+    )
+    page = tmp_path / "posteriordb.md"
+    write_suite_page(pd.concat([frame, over], ignore_index=True), page, n_boot=20)
+    lines = page.read_text().splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("| posterior | KMCLite"))
+    header, row = lines[at], lines[at + 2]
+    cells = dict(zip(header.split("|"), row.split("|"), strict=True))
+    assert "‡" in cells[" pocoMC "]
+    assert "‡" not in cells[" SMC "]
