@@ -3,7 +3,6 @@ moments, and each peer recovering a 2-d Gaussian posterior (nautilus, pocoMC, dy
 
 from __future__ import annotations
 
-import importlib.util
 import math
 import warnings
 
@@ -256,8 +255,10 @@ PACKAGES = {"nautilus": "nautilus", "pocoMC": "pocomc", "dynesty": "dynesty", "z
 
 
 def _needs(label: str):
-    if importlib.util.find_spec(PACKAGES[label]) is None:
-        pytest.skip(f"{label} is not installed (the optional `peers` extra: {PEERS_EXTRA})")
+    pytest.importorskip(
+        PACKAGES[label],
+        reason=f"{label} is not installed (the optional `peers` extra: {PEERS_EXTRA})",
+    )
 
 
 @pytest.mark.parametrize("label", list(FIELD_PEERS))
