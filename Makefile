@@ -74,9 +74,10 @@ SUITE_ARGS ?= --run all
 bench-suite: $(BENCH_STAMP)
 	$(PY) benchmarks/posteriordb/suite.py $(SUITE_ARGS) --report
 
-# A small subset of the suite (three posteriors, budget 2,000, 3 runs, every sampler and peer
-# including the field's four: about half an hour on 2 shared cores), written to
-# bench-output/quick/ (not committed).
+# A small subset of the suite (three posteriors, budget 2,000, 3 runs, every sampler and peer),
+# written to bench-output/quick/ (not committed). pocoMC, which cannot stop at a budget, takes
+# most of it: 90,000-160,000 evaluations and 3-6 minutes a run on sblrc-blr, 60,000 and about
+# 4 minutes on arK-arK (2 shared cores): 30-45 minutes in all.
 bench-quick: $(BENCH_STAMP)
 	$(PY) benchmarks/posteriordb/suite.py --run sblrc-blr arK-arK gp_pois_regr-gp_regr \
 		--budget 2000 --replicates 3 --runs-dir bench-output/quick \
