@@ -77,7 +77,7 @@ bench-suite: $(BENCH_STAMP)
 # A small subset of the suite (three posteriors, budget 2,000, 3 runs, every sampler and peer),
 # written to bench-output/quick/ (not committed). pocoMC, which cannot stop at a budget, takes
 # most of it: 90,000-160,000 evaluations and 3-6 minutes a run on sblrc-blr, 60,000 and about
-# 4 minutes on arK-arK (2 shared cores): 30-45 minutes in all.
+# 4 minutes on arK-arK (2 shared cores): about 35 minutes in all (estimated from those runs).
 bench-quick: $(BENCH_STAMP)
 	$(PY) benchmarks/posteriordb/suite.py --run sblrc-blr arK-arK gp_pois_regr-gp_regr \
 		--budget 2000 --replicates 3 --runs-dir bench-output/quick \
