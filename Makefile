@@ -51,7 +51,7 @@ docs: $(DOCS_STAMP)
 	@echo "Open docs/_build/html/index.html"
 
 $(BENCH_STAMP): $(STAMP) pyproject.toml
-	$(PY) -m pip install --quiet -e ".[bench]"
+	$(PY) -m pip install --quiet -e ".[bench,peers]"
 	@touch $(BENCH_STAMP)
 
 # Accuracy per target evaluation against SMC, emcee, DEMetropolisZ and NUTS on every target with a
@@ -65,7 +65,8 @@ bench: $(BENCH_STAMP)
 	$(PY) benchmarks/compare/compare.py --verbose --csv $(BENCH_ARGS)
 
 # The yardstick: the posteriordb suite (15 posteriors as black boxes, our samplers against SMC,
-# emcee, DEMetropolisZ and NUTS on finite differences; budget 10,000, 10 runs each), then its page
+# emcee, DEMetropolisZ, NUTS on finite differences, nautilus, pocoMC, dynesty and zeus (the
+# `peers` extra); budget 10,000, 10 runs each), then its page
 # docs/benchmarks/posteriordb.md from every frame in benchmarks/posteriordb/runs/. About 10-15
 # minutes per posterior on the 2-core development machine, the Lotka-Volterra ODE (5-7 ms per
 # evaluation) about an hour: 4-5 hours in all. SUITE_ARGS="--run arK-arK" runs one posterior.
@@ -73,8 +74,10 @@ SUITE_ARGS ?= --run all
 bench-suite: $(BENCH_STAMP)
 	$(PY) benchmarks/posteriordb/suite.py $(SUITE_ARGS) --report
 
-# A small subset of the suite (three posteriors, budget 2,000, 3 runs: a few minutes), written to
-# bench-output/quick/ (not committed).
+# A small subset of the suite (three posteriors, budget 2,000, 3 runs, every sampler and peer),
+# written to bench-output/quick/ (not committed). pocoMC, which cannot stop at a budget, takes
+# most of it: 90,000-160,000 evaluations and 3-6 minutes a run on sblrc-blr, 60,000 and about
+# 4 minutes on arK-arK (2 shared cores): about 35 minutes in all (estimated from those runs).
 bench-quick: $(BENCH_STAMP)
 	$(PY) benchmarks/posteriordb/suite.py --run sblrc-blr arK-arK gp_pois_regr-gp_regr \
 		--budget 2000 --replicates 3 --runs-dir bench-output/quick \

@@ -39,6 +39,35 @@ def _arviz_diagnostics(draws: np.ndarray) -> dict[str, np.ndarray]:
     return out
 
 
+def _moments(draws: np.ndarray, weights=None) -> np.ndarray:
+    """``(E[x], E[x²])`` concatenated, ``(2 k,)``, from draws ``(chain, draw, k)``: plain means,
+    or weighted by ``weights`` (one per draw of the chains in order, normalised here)."""
+    flat = draws.reshape(-1, draws.shape[-1])
+    if weights is None:
+        return np.concatenate([flat.mean(axis=0), (flat**2).mean(axis=0)])
+    w = np.asarray(weights, dtype=float).ravel()
+    if w.size != len(flat):
+        raise ValueError(f"weights: {w.size} for {len(flat)} draws")
+    w = w / w.sum()
+    return np.concatenate([w @ flat, w @ flat**2])
+
+
+def _resampled(result, n: int) -> np.ndarray:
+    """``n`` draws of a weighted run, resampled by weight (a fixed stream: for the plots and
+    the pooled ``Var(x²)``)."""
+    flat = result["draws_array"].reshape(-1, result["draws_array"].shape[-1])
+    w = np.asarray(result["weights"], dtype=float).ravel()
+    index = np.random.default_rng(0).choice(len(flat), size=n, p=w / w.sum())
+    return flat[index]
+
+
+def _pooled_draws(result, k: int) -> np.ndarray:
+    """A run's draws ``(n, k)`` for pooling: a weighted run's resampled by weight."""
+    if result.get("weights") is None:
+        return result["draws_array"].reshape(-1, k)
+    return _resampled(result, result["draws_array"].reshape(-1, k).shape[0])
+
+
 def _tidy(specs, runs, seeds, labels, ref, budget, replicates, keep_draws) -> pd.DataFrame:
     k = len(labels)
     var_f = np.full(2 * k, math.nan)
@@ -54,21 +83,15 @@ def _tidy(specs, runs, seeds, labels, ref, budget, replicates, keep_draws) -> pd
         if ref.var_sq is not None:
             var_f[k:] = ref.var_sq
         else:  # Var(x²) from the pooled draws of every sampler: one scale for all
-            pooled = np.concatenate(
-                [res["draws_array"].reshape(-1, k) for rs in runs.values() for res in rs]
-            )
+            pooled = np.concatenate([_pooled_draws(res, k) for rs in runs.values() for res in rs])
             var_f[k:] = (pooled**2).var(axis=0, ddof=1)
             estimated[k:] = True
 
     frames, kept = [], {}
     for sampler in specs:
         results = runs[sampler.name]
-        estimates = np.array(
-            [
-                np.concatenate([d.mean(axis=(0, 1)), (d**2).mean(axis=(0, 1))])
-                for d in (res["draws_array"] for res in results)
-            ]
-        )
+        estimates = np.array([_moments(res["draws_array"], res.get("weights")) for res in results])
+        weighted = any(res.get("weights") is not None for res in results)
         sq_error = (estimates - truth) ** 2
         mse = sq_error.mean(axis=0) if len(results) > 1 else np.full(2 * k, math.nan)
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -77,17 +100,21 @@ def _tidy(specs, runs, seeds, labels, ref, budget, replicates, keep_draws) -> pd
         ess_err_per_1000 = 1000.0 * ess_err / mean_evals
         n_draws = min(res["draws_array"].shape[1] for res in results)
         pooled_chains = np.concatenate([res["draws_array"][:, :n_draws] for res in results])
+        no_chain = sampler.kind == "smc" or weighted
         pooled = _arviz_diagnostics(pooled_chains)
-        if sampler.kind == "smc":  # particles are not a chain: no autocorrelation-based ESS
+        if no_chain:  # particles and weighted draws are not a chain: no autocorrelation ESS
             pooled = {key: np.full(2 * k, math.nan) for key in pooled}
         if keep_draws:
-            flat = pooled_chains.reshape(-1, k)
+            if weighted:  # resampled by weight, for the plots
+                flat = np.concatenate([_resampled(res, keep_draws) for res in results])
+            else:
+                flat = pooled_chains.reshape(-1, k)
             step = max(1, math.ceil(len(flat) / keep_draws))
             kept[sampler.name] = flat[::step]
         for r, res in enumerate(results):
             draws = res["draws_array"]
             within = _arviz_diagnostics(draws)
-            if sampler.kind == "smc":
+            if no_chain:
                 within = {key: np.full(2 * k, math.nan) for key in within}
             frames.append(
                 pd.DataFrame(
@@ -116,6 +143,8 @@ def _tidy(specs, runs, seeds, labels, ref, budget, replicates, keep_draws) -> pd
                         "evaluations": int(res["evaluations"]),
                         "counted": int(res["counted"]),
                         "budget": int(budget),
+                        "at_budget": bool(res.get("at_budget", True)),
+                        "weighted": res.get("weights") is not None,
                         "seconds": float(res["seconds"]),
                         "own_seconds_per_iteration": float(res["own_seconds_per_iteration"]),
                         "iterations": float(res["iterations"]),

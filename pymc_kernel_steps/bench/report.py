@@ -262,7 +262,9 @@ def write_suite_page(frames: pd.DataFrame, path: Path, *, n_boot: int = 1000) ->
         "",
         "## Every sampler",
         "",
-        "ESS_err per 1000 evaluations of E[x], worst coordinate (`≥`: at the reference's floor).",
+        "ESS_err per 1000 evaluations of E[x], worst coordinate (`≥`: at the reference's floor;",
+        "`‡`: a sampler that cannot stop at the budget, scored per 1000 of its own evaluations,",
+        "whose mean count follows in brackets).",
         "",
         "| posterior | " + " | ".join(OURS + PEERS) + " |",
         "|:--|" + "--:|" * len(OURS + PEERS),
@@ -273,7 +275,10 @@ def write_suite_page(frames: pd.DataFrame, path: Path, *, n_boot: int = 1000) ->
         for sampler in OURS + PEERS:
             if (posterior, sampler) in first_moment.index:
                 row = first_moment.loc[(posterior, sampler)]
-                cells.append(("≥ " if row["capped"] else "") + _fmt(row["ess"]))
+                cell = ("≥ " if row["capped"] else "") + _fmt(row["ess"])
+                if not row.get("at_budget", True):
+                    cell += f" ‡ ({row['evaluations']:,.0f})"
+                cells.append(cell)
             else:
                 cells.append("–")
         lines.append(f"| {posterior} | " + " | ".join(cells) + " |")
@@ -354,6 +359,14 @@ _METHOD_NOTES = [
     "  reaches its typical level; `DEMetropolisZ` with its",
     "  own tuning; NUTS on central differences (`NUTS-FD`). Everyone else starts at PyMC's",
     "  initial point.",
+    "- **The field's samplers for expensive black boxes** (issue 49; the module's docstring",
+    "  gives each choice and its reason): nautilus (`n_live` = budget / 10 within [200, 2000],",
+    "  stopped at the budget), pocoMC (its defaults, `n_total=512`, no evidence samples; it",
+    "  cannot stop at a budget and is scored at its own count, `‡`), dynesty (its static",
+    "  sampler's defaults, 500 live points, stopped by `maxcall`) and zeus (2 d walkers, at",
+    "  least 8, started as emcee, half discarded). The nested samplers and pocoMC draw from the",
+    "  model's priors through their inverse CDFs, or from the stand-in SMC gets where a prior",
+    "  is flat or has none; their importance weights give weighted moments.",
     "- **The metric.** For each coordinate, over the runs, `ESS_err = Var_π(f) / MSE_adj` per",
     "  1000 mean evaluations, with `MSE_adj = max(MSE − mcse_ref², mcse_ref²)`: the reference's",
     "  own Monte Carlo error (ArviZ's MCSE of posteriordb's 10,000 draws) is subtracted from the",

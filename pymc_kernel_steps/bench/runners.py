@@ -53,7 +53,12 @@ PyMC step methods (ours, ``DEMetropolisZ``, ``Metropolis``; kind ``"step"``)
     independent, so ArviZ's ESS over them is optimistic).
 ``"custom"``
     ``run(model, budget, seed) -> dict(idata=..., evaluations=...)``: anything else (tests use
-    it for exact i.i.d. draws).
+    it for exact i.i.d. draws; :mod:`~pymc_kernel_steps.bench.peers` for emcee, NUTS on finite
+    differences and the field's samplers). An importance-weighted sampler (nautilus, pocoMC,
+    dynesty) adds ``weights``, one per draw of its single chain: its estimates are weighted
+    moments, and ArviZ's ESS and R-hat are not computed (weighted draws are not a chain). A
+    sampler that cannot stop at the budget (pocoMC) adds ``at_budget=False``: it is scored at its
+    own count, without the over-budget warning, and its rows say ``at_budget`` False.
 
 The measured count (the calls seen by every
 :class:`~pymc_kernel_steps.bench.targets.CountingLogp` in the model; everything runs in this
@@ -380,6 +385,8 @@ def _run_custom(sampler: Sampler, model, seed, s: _Settings) -> dict:
     out.setdefault("own_seconds_per_iteration", math.nan)
     out.setdefault("iterations", math.nan)
     out.setdefault("tune", 0)
+    out.setdefault("weights", None)
+    out.setdefault("at_budget", True)
     return out
 
 
@@ -419,6 +426,8 @@ def _labels(idata, var_names) -> list[str]:
 
 def _check_count(name, replicate, result, budget, kind):
     evaluations, counted = result["evaluations"], result["counted"]
+    if not result.get("at_budget", True):  # scored at its own count, marked in the frame
+        return
     if kind in ("step", "emcee") and evaluations != counted:
         warnings.warn(
             f"{name} replicate {replicate}: the counting op saw {evaluations} evaluations, the "
@@ -523,6 +532,8 @@ def compare_samplers(
         ``ess_bulk_pooled``, ``ess_tail_pooled``, ``r_hat_pooled`` (ArviZ with every chain of
         every replicate of the sampler as one multi-chain run: R-hat then sees replicates that
         disagree), ``evaluations`` (measured), ``counted`` (implied by the kind), ``budget``,
+        ``at_budget`` (False for a sampler scored at its own count, which cannot stop at the
+        budget), ``weighted`` (its estimates are weighted moments),
         ``seconds`` (wall time), ``own_seconds_per_iteration`` (wall time outside the counting
         ops per iteration; NaN where not measurable), ``iterations``, ``draws`` (per chain,
         used for estimates), ``chains``. ``df.attrs`` holds ``reference`` (a dict),
@@ -570,6 +581,8 @@ def compare_samplers(
         runs[sampler.name] = []
         for r, seed in enumerate(seeds):
             result = _RUNNERS[sampler.kind](sampler, model, seed, settings)
+            result.setdefault("weights", None)
+            result.setdefault("at_budget", True)
             _check_count(sampler.name, r, result, budget, sampler.kind)
             idata = _estimation_draws(sampler, result.pop("idata"))
             result["draws_array"] = posterior_draws(idata, var_names)

@@ -35,11 +35,12 @@ import pandas as pd
 
 from . import posteriordb
 from .blackbox import black_box
-from .peers import nuts_finite_differences_sampler, run_emcee_expert
+from .peers import FIELD_PEERS, field_peer, nuts_finite_differences_sampler, run_emcee_expert
 
 __all__ = [
     "OURS",
     "OUR_VARIANTS",
+    "FIELD",
     "PEERS",
     "STATISTIC_LABELS",
     "SUITE",
@@ -73,8 +74,10 @@ def is_ours(label: str) -> bool:
     return str(label).split("[", 1)[0] in OURS
 
 
+#: the field's samplers for expensive black boxes in the suite (issue 49; the ``peers`` extra)
+FIELD = tuple(FIELD_PEERS)
 #: the peers in the suite, by label
-PEERS = ("SMC", "emcee", "DEMetropolisZ", "NUTS-FD")
+PEERS = ("SMC", "emcee", "DEMetropolisZ", "NUTS-FD", *FIELD)
 STATISTICS = ("mean", "second_moment")
 #: how a study's tables name its statistics
 STATISTIC_LABELS = {"mean": "E[x]", "second_moment": "E[x²]"}
@@ -118,6 +121,7 @@ def _samplers(fd_model, dim: int, names) -> list:
         "emcee": Sampler("emcee", "custom", run=run_emcee_expert),
         "DEMetropolisZ": Sampler("DEMetropolisZ", "step", factory=pm.DEMetropolisZ),
         "NUTS-FD": nuts_finite_differences_sampler(fd_model, dim),
+        **{label: field_peer(label) for label in FIELD},
     }
     for label in OUR_VARIANTS:
         base, moves = label[:-1].split("[")
@@ -261,7 +265,8 @@ def suite_table(
     -------
     pandas.DataFrame
         Columns ``posterior``, ``dim``, ``sampler``, ``ours`` (bool), ``statistic``, ``ess``,
-        ``lo``, ``hi``, ``capped``, ``evaluations``, ``seconds``, ``boot`` (the bootstrap
+        ``lo``, ``hi``, ``capped``, ``evaluations``, ``at_budget`` (False: a sampler that
+        cannot stop at the budget, scored at its own count), ``seconds``, ``boot`` (the bootstrap
         values, an array, same resampled replicates for every sampler of a posterior).
     """
     lo_q, hi_q = (1 - level) / 2, 1 - (1 - level) / 2
@@ -293,6 +298,9 @@ def suite_table(
                         "hi": float(np.quantile(boot, hi_q)),
                         "capped": capped,
                         "evaluations": float(evaluations.mean()),
+                        "at_budget": bool(group["at_budget"].all())
+                        if "at_budget" in group
+                        else True,
                         "seconds": float(group.drop_duplicates("replicate")["seconds"].median()),
                         "boot": boot,
                     }

@@ -145,6 +145,8 @@ COLUMNS = {
     "evaluations": "i",
     "counted": "i",
     "budget": "i",
+    "at_budget": "b",
+    "weighted": "b",
     "seconds": "f",
     "own_seconds_per_iteration": "f",
     "iterations": "f",
