@@ -38,6 +38,7 @@ from ._health import (
 )
 from ._history_input import states_from
 from ._pooling import PooledTuning
+from ._public import StepClass
 from ._signature import explicit_signature
 from ._start import WarmupPhases
 from ._state import ChainState, KernelStepState, RefusesOtherKindsOfState, Transition, TuningData
@@ -54,7 +55,9 @@ __all__ = [
 ]
 
 
-class KernelStep(WarmupPhases, PooledTuning, RefusesOtherKindsOfState, ArrayStepShared):
+class KernelStep(
+    WarmupPhases, PooledTuning, RefusesOtherKindsOfState, ArrayStepShared, metaclass=StepClass
+):
     """Base class of the step methods in this package (not used directly).
 
     Subclasses implement :meth:`_new_chain`, :meth:`_propose` and :meth:`_adapt`, and may extend
