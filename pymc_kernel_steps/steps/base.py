@@ -69,9 +69,10 @@ class KernelStep(
     Parameters
     ----------
     vars, adapt_after_tuning, scouts, walkers, climb, model, initial_point, compile_kwargs
-        The parameters every step shares (a subclass's constructor names its own and passes
-        these on as ``**shared``, with ``rng`` and ``blocked``), documented once in
-        ``steps/_docs.py``. Here ``scouts`` and ``walkers`` default to 1 (none); with
+        The internal keywords every step shares (a subclass's ``_configure`` names its own and
+        passes these on as ``**shared``, with ``rng`` and ``blocked``); a public step's
+        constructor takes options (:mod:`pymc_kernel_steps.options`) and turns them into these
+        keywords (:mod:`._public`). Here ``scouts`` and ``walkers`` default to 1 (none); with
         ``climb`` they become the step's warm-up :attr:`phases`
         (:mod:`~pymc_kernel_steps.core.warmup`). A step that offers scouts keeps its own random
         walk in ``chain.random_walk``, which restarts at the scouts' scale.
