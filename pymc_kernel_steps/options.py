@@ -442,14 +442,18 @@ class KAMProposal(_Option):
     Parameters
     ----------
     kernel : Kernel, optional
-        ``KAMH`` and ``CKAM``: default :class:`~pymc_kernel_steps.core.GaussianKernel`, its
-        lengthscale chosen while tuning among multiples of the median heuristic.
+        Default :class:`~pymc_kernel_steps.core.GaussianKernel`. ``KAMH``: its lengthscale is
+        chosen while tuning among 1, 2, 4, 8 and 32 times the median heuristic, each candidate
+        with its own ``ν²``, keeping the one of largest mean ``α (1 − α) ‖u* − u‖²`` (short
+        lengthscales follow curved posteriors, long ones approach adaptive Metropolis);
+        ``CKAM``: the median heuristic of each sub-sample. A kernel you pass is used as given.
         ``AdaptiveMetropolis`` is the linear kernel and takes none.
     subsample_size : int, optional
         History points ``n`` in the sub-sample ``z`` (default 500; ``CKAM`` 50, from the
         current cycle).
     gamma : float, default 0.2
-        Exploration noise ``γ`` relative to the history's scale.
+        Exploration noise ``γ`` relative to the history's scale: in whitened coordinates with
+        ``whiten``, otherwise ``gamma × sqrt(λ_min(Cov(z)))``.
     nu2 : float, optional
         Fixed ``ν²`` (``KAMH``, ``AdaptiveMetropolis``). Default: Robbins–Monro towards
         ``target_accept``.
