@@ -102,8 +102,13 @@ class Slot:
     def spelling(self, option, name: str, changed) -> str:
         """The new spelling of the deprecated keyword ``name``."""
         target = self.old[name]
-        holder = type(option) if target in {f.name for f in fields(option)} else self.kinds[-1]
-        return f"`{self.parameter}={holder.__name__}({target}=...)`"
+        if target in {f.name for f in fields(option)}:
+            return f"`{self.parameter}={type(option).__name__}({target}=...)`"
+        holder = next(k for k in self.kinds if target in {f.name for f in fields(k)})
+        return (
+            f"`{self.parameter}={holder.__name__}({target}=...)` ({type(option).__name__}, "
+            f"the {self.parameter} in use, has no `{target}`: drop it)"
+        )
 
     def apply(self, step: str, option, changes: dict):
         """``option`` with the fields the deprecated keywords ``changes`` set."""

@@ -427,7 +427,7 @@ def test_pickle_round_trip_steps_identically(kmc_class):
         ({"step_size_adaptation": "newton"}, "step_size_adaptation"),
         ({"target_accept": 1.0, "step_size_adaptation": "dual_averaging"}, "target_accept"),
         ({"target_accept": 0.8}, "step_size_adaptation='dual_averaging'"),
-        ({"step_size_jitter": 1.0}, "step_size_jitter"),
+        ({"step_size_jitter": 1.0}, "Trajectory.jitter"),
         ({"lengthscale": -1.0}, "lengthscale"),
         ({"lengthscale": float("nan")}, "lengthscale"),
         ({"regularization": 0.0}, "regularization"),
@@ -478,12 +478,12 @@ def test_signature_and_help_show_the_real_parameters(kmc_class):
     import pydoc
 
     parameters = inspect.signature(kmc_class).parameters
-    assert "kwargs" not in parameters
-    for name in ("n_steps", "step_size", "target_accept", "whiten", "confine", "rng"):
+    assert "kwargs" not in parameters and "deprecated" not in parameters
+    for name in ("surrogate", "trajectory", "moves", "warmup", "history", "rng"):
         assert name in parameters
     text = pydoc.render_doc(kmc_class, renderer=pydoc.plaintext)
     assert "Create the ArrayStepShared object" not in text
-    assert "random_walk_probability : float" in text
+    assert "trajectory : Trajectory" in text
 
 
 @pytest.mark.slow

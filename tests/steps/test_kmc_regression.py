@@ -311,7 +311,7 @@ def test_the_regression_surrogate_is_the_default():
     with correlated_gaussian_model():
         assert isinstance(KMCLite().fitter, RegressionFitter)
         assert isinstance(KMCLite(surrogate="score_matching").fitter, LiteScoreFitter)
-        with pytest.raises(ValueError, match="the default.*surrogate='score_matching'"):
+        with pytest.raises(ValueError, match="the default.*surrogate=ScoreMatching"):
             KMCLite(whiten=False)  # the paper's isotropic kernel is score matching's option
 
 
@@ -323,7 +323,7 @@ def test_bad_surrogate_and_warm_start_name_the_parameter():
             KMCLite(surrogate="regression", history=np.random.default_rng(0).normal(size=(50, 4)))
         with pytest.raises(ValueError, match="whiten=True"):
             KMCLite(surrogate="regression", whiten=False)
-        with pytest.raises(ValueError, match="`trend` must be one of"):
+        with pytest.raises(ValueError, match="`Regression.trend` must be one of"):
             KMCLite(surrogate=Regression(trend="cubic"))
         with pytest.raises(ValueError, match="`trend`.*surrogate='score_matching' has none"):
             KMCLite(surrogate="score_matching", trend="quartic")
