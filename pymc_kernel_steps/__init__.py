@@ -3,7 +3,8 @@
 The top level is lazy (PEP 562): ``import pymc_kernel_steps`` or ``import
 pymc_kernel_steps.core`` loads neither PyMC nor PyTensor; the step classes and
 :func:`pseudo_marginal_potential`, which need them, are imported on first access
-(``from pymc_kernel_steps import KMCLite`` works as before).
+(``from pymc_kernel_steps import KMCLite`` works as before). The steps' option classes
+(:mod:`pymc_kernel_steps.options`) are exported here too.
 """
 
 import importlib as _importlib
@@ -25,27 +26,52 @@ _LAZY = {
     "MaternKernel": ".core",
     "RationalQuadraticKernel": ".core",
     "pseudo_marginal_potential": ".pseudo_marginal",
+    "BayesianTuning": ".options",
+    "Climb": ".options",
+    "Cycles": ".options",
+    "FiniteFeatures": ".options",
+    "FixedMoves": ".options",
+    "KAMProposal": ".options",
+    "LearnedMixture": ".options",
+    "Regression": ".options",
+    "ScoreMatching": ".options",
+    "Scouts": ".options",
+    "Trajectory": ".options",
+    "Walkers": ".options",
 }
 
 #: submodules the eager top level used to load, reachable as attributes as before
-_SUBMODULES = ("core", "pseudo_marginal", "steps")
+_SUBMODULES = ("core", "options", "pseudo_marginal", "steps")
 
 __all__ = [
     "AdaptiveHMC",
-    "CKAM",
-    "KAMH",
     "AdaptiveMetropolis",
+    "BayesianTuning",
+    "CKAM",
+    "Climb",
+    "core",
+    "Cycles",
+    "FiniteFeatures",
+    "FixedMoves",
     "GaussianKernel",
+    "KAMH",
+    "KAMProposal",
     "KMCFinite",
     "KMCLite",
+    "LearnedMixture",
     "LinearKernel",
     "LogDensityError",
     "MaternKernel",
-    "RationalQuadraticKernel",
-    "__version__",
-    "core",
+    "options",
     "pseudo_marginal_potential",
+    "RationalQuadraticKernel",
+    "Regression",
     "sampling_phase",
+    "ScoreMatching",
+    "Scouts",
+    "Trajectory",
+    "Walkers",
+    "__version__",
 ]
 
 

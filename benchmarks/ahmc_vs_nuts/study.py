@@ -49,6 +49,7 @@ import pymc as pm
 import pymc_kernel_steps as pks
 import pymc_kernel_steps.steps.ahmc as ahmc_module
 from pymc_kernel_steps.core.bayesopt import WindowedTuner
+from pymc_kernel_steps.options import BayesianTuning
 
 
 def correlated_logistic_model(n: int = 200, rho: float = 0.9, seed: int = 24) -> pm.Model:
@@ -167,14 +168,20 @@ def main(argv=None) -> None:
         for pair in args.grid:
             eps, n_steps = pair.split(":")
             factories[f"fixed ({eps}, {n_steps})"] = lambda e=float(eps), L=int(n_steps): (
-                pks.AdaptiveHMC(step_size_bounds=(e, e), n_steps_bounds=(L, L))
+                pks.AdaptiveHMC(
+                    tuning=BayesianTuning(step_size_bounds=(e, e), n_steps_bounds=(L, L))
+                )
             )
             variants.append(f"fixed ({eps}, {n_steps})")
     for k in args.max_steps:
-        factories[f"L ≤ {k}"] = lambda k=k: pks.AdaptiveHMC(n_steps_bounds=(1, k))
+        factories[f"L ≤ {k}"] = lambda k=k: pks.AdaptiveHMC(
+            tuning=BayesianTuning(n_steps_bounds=(1, k))
+        )
         variants.append(f"L ≤ {k}")
     for k in args.fixed_length:
-        factories[f"L_r = L ≤ {k}"] = lambda k=k: pks.AdaptiveHMC(n_steps_bounds=(1, k))
+        factories[f"L_r = L ≤ {k}"] = lambda k=k: pks.AdaptiveHMC(
+            tuning=BayesianTuning(n_steps_bounds=(1, k))
+        )
         variants.append(f"L_r = L ≤ {k}")
     print("sampler | seed | min ESS/1000 grads | grads/iter | accept | ε | L | mass error | s")
     for label in variants:

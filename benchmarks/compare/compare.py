@@ -58,13 +58,14 @@ from pymc_kernel_steps.bench.pages import (
 )
 from pymc_kernel_steps.bench.pages import format_figure as _fmt
 from pymc_kernel_steps.bench.references import reference_for
+from pymc_kernel_steps.options import Regression
 
 ROOT = Path(__file__).resolve().parents[2]
 OURS = ("KAMH", "AdaptiveMetropolis", "KMCLite", "KMCFinite", "CKAM")
 #: non-default settings of ours, benchmarked under their own label
 VARIANTS = {
     "KMCLite-score_matching": lambda: pks.KMCLite(surrogate="score_matching"),
-    "KMCLite-quadratic": lambda: pks.KMCLite(trend="quadratic"),
+    "KMCLite-quadratic": lambda: pks.KMCLite(surrogate=Regression(trend="quadratic")),
     # the papers' single moves, the defaults until issue 24
     "KMCLite-fixed": lambda: pks.KMCLite(moves="fixed"),
     "KMCFinite-fixed": lambda: pks.KMCFinite(moves="fixed"),

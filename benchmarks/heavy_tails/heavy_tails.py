@@ -23,6 +23,7 @@ import pymc as pm
 
 import pymc_kernel_steps as pks
 from pymc_kernel_steps.bench.targets.blackbox import CountingLogp
+from pymc_kernel_steps.options import Regression
 
 DIM = 6
 
@@ -58,7 +59,7 @@ def main(argv=None) -> None:
             with pm.Model():
                 x = pm.Flat("x", shape=DIM)
                 pm.Potential("student_t", CountingLogp(logp)(x))
-                step = pks.KMCLite(trend=trend)
+                step = pks.KMCLite(surrogate=Regression(trend=trend))
                 idata = pm.sample(
                     step=step, tune=args.tune, draws=args.draws, chains=1, random_seed=seed,
                     progressbar=False, compute_convergence_checks=False,

@@ -28,14 +28,15 @@ import pymc_kernel_steps as pks
 from pymc_kernel_steps.bench import compare_samplers, ess_err_table
 from pymc_kernel_steps.bench import targets as T
 from pymc_kernel_steps.bench.references import reference_for
+from pymc_kernel_steps.options import Trajectory
 
 
 def lite_bayesopt():
-    return pks.KMCLite(trajectory_tuning="bayesopt")
+    return pks.KMCLite(trajectory=Trajectory(tuning="bayesopt"))
 
 
 def finite_bayesopt():
-    return pks.KMCFinite(trajectory_tuning="bayesopt")
+    return pks.KMCFinite(trajectory=Trajectory(tuning="bayesopt"))
 
 
 SAMPLERS = {

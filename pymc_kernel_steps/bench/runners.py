@@ -114,7 +114,7 @@ class Sampler:
         One of :data:`SAMPLER_KINDS`.
     factory : callable, optional
         ``"step"``: called without arguments inside the model context, returns the step
-        (a step class or ``lambda: KMCLite(n_steps=20)``).
+        (a step class or ``lambda: KMCLite(trajectory=Trajectory(n_steps=20))``).
     run : callable, optional
         ``"custom"``: ``run(model, budget, seed) -> {"idata": ..., "evaluations": int}``; a
         ``run`` that takes a keyword ``chains`` is given the comparison's ``chains``.
@@ -153,7 +153,7 @@ def as_sampler(spec, name: str | None = None) -> Sampler:
     spec : Sampler, str, step class or callable
         ``"nuts"``, ``"smc"``, ``"emcee"``, ``"demetropolisz"``, ``"metropolis"``
         (case-insensitive); a step class (``KMCLite``, ``pm.DEMetropolisZ``); or a factory
-        returning a step (``lambda: KMCLite(n_steps=20)``).
+        returning a step (``lambda: KMCLite(trajectory=Trajectory(n_steps=20))``).
     name : str, optional
         Label (default: the canonical name, the class name, or the factory's ``__name__``).
     """

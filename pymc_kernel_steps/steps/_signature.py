@@ -25,8 +25,11 @@ def explicit_signature(cls: type, withheld: tuple[str, ...] = ()) -> None:
     parent's keyword-only ones (with its own default where it repeats one) except ``withheld``
     (the parent's parameters ``cls`` sets itself, such as AdaptiveMetropolis's kernel).
 
-    A constructor with ``*args`` (a pass-through) or without ``**shared`` is left as it is."""
+    A constructor with ``*args`` (a pass-through), without ``**shared``, or with a signature of
+    its own (a public step's, :func:`._public.public_signature`) is left as it is."""
     init = cls.__dict__["__init__"]
+    if "__signature__" in vars(init):
+        return
     own = inspect.signature(init).parameters
     kinds = {parameter.kind for parameter in own.values()}
     if inspect.Parameter.VAR_KEYWORD not in kinds or inspect.Parameter.VAR_POSITIONAL in kinds:

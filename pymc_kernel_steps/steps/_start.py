@@ -39,8 +39,9 @@ class WarmupPhases:
     @property
     def phases(self) -> tuple[Phase, ...]:
         """The warm-up phases of the step's chains, in the order they act
-        (:mod:`~pymc_kernel_steps.core.warmup`): built from ``scouts=``, ``walkers=`` and
-        ``climb=``. Another sequence of phases may replace it before a chain is set up."""
+        (:mod:`~pymc_kernel_steps.core.warmup`): built from the step's ``warmup=[...]``
+        (:class:`~pymc_kernel_steps.options.Climb`, ``Scouts``, ``Walkers``). Another sequence
+        of phases may replace it before a chain is set up."""
         return self._phases
 
     @phases.setter

@@ -1,5 +1,50 @@
 """Adaptive HMC (paper 003): HMC on the model's gradient with (ε, L) tuned by Bayesian
-optimisation of the expected squared jump distance per √L."""
+optimisation of the expected squared jump distance per √L.
+
+The options of :class:`AdaptiveHMC` are :class:`~pymc_kernel_steps.options.BayesianTuning` and
+``adapt_mass``; below, the names are that option's fields.
+
+Each iteration draws ``L_r ~ U{1, ..., L}``, a momentum ``p ~ N(0, M)`` and runs ``L_r``
+leapfrog steps of size ``ε`` on the model's log density and gradient (compiled by PyTensor),
+accepting with ``min(1, exp(H(x, p) − H(x*, p*)))``, ``H = −log π + ½ pᵀM⁻¹p``. For every
+fixed ``(ε, L)`` this is a mixture of exact HMC kernels.
+
+During tuning ``(ε, L)`` is chosen by annealed GP-UCB (paper 003, Alg. 2; see
+:mod:`pymc_kernel_steps.core.bayesopt`) over a box: the tuning phase of ``B`` iterations is
+cut into windows of ``m = B / n_windows`` iterations, each window's reward is the mean
+Rao–Blackwellised squared jump ``α ‖x* − x‖²_{M⁻¹}`` divided by ``√L``, and the next window's
+``(ε, L)`` maximises the acquisition. The diagonal mass matrix ``M⁻¹`` starts as each
+coordinate's conditional variance at the chain's start (from second differences of the log
+density, ``2–6 d`` evaluations, counted) where its sd lies more than a factor 100 from 1
+and the start lies in the posterior's bulk (see *The start of tuning* in the usage guide),
+and 1 elsewhere, and is the posterior
+variance estimated from the tuning draws at 15 % and 40 % of the tuning phase; after each
+estimate a step-size search and a fresh optimisation start. After a start outside the
+posterior's bulk (a transient, where the step size and scales found at the start do not
+hold) the estimates come at 7.5, 10, 15 and 40 % of the tuning phase (doubling windows in
+the transient), the step-size search is repeated at iterations 5, 10, 20, … before the first,
+with a new box and optimiser wherever the step size found lies outside the box, and the
+box's ``L`` reaches at least 100 until the last estimate. At the end of tuning the
+``(ε, L)`` of largest posterior-mean reward is kept.
+
+Sample stats (in ``idata.sample_stats``): ``accept``, ``accepted`` (float64),
+``accept_rate`` (the chain's mean ``accept`` since the start of its phase, tuning or
+drawing: the progress bar's figure),
+``logp_evals`` (evaluations of the log density and its gradient this iteration: ``L_r``,
+plus the step-size searches), ``lp`` (the model's log density, emitted as ``model_logp``),
+``logp_nan``, ``logp_inf``, ``step_size`` (``ε``), ``n_steps`` (``L_r``, the leapfrog steps
+taken),
+``max_n_steps`` (``L``), ``esjd`` (this iteration's ``α ‖x* − x‖²_{M⁻¹}``),
+``tuning_window`` (index of the reward window, −1 once frozen), ``energy_error``,
+``energy`` (the Hamiltonian ``−log π(q) + ½ pᵀM⁻¹p`` of the state kept, with the trajectory's
+end momentum if accepted and its initial one if not, as PyMC's HMC: ``az.plot_energy`` and
+the BFMI read it) and ``diverging``. The ``tune`` and ``warning`` stats are consumed by
+PyMC and do not appear in the DataTree.
+
+This step uses the model's gradient: it is the gradient-based comparator of the package's
+gradient-free samplers, and an alternative to NUTS. The documentation's Algorithms page says
+where it deviates from the paper, and its benchmark pages how it compares.
+"""
 
 from __future__ import annotations
 
@@ -21,8 +66,8 @@ from ..core.bayesopt import MIN_MAX_N_STEPS, WindowedTuner, default_hmc_box
 from ..core.history import ChainHistory
 from ..core.hmc import HamiltonianState, find_step_size, hmc_transition, regularized_variance
 from ._compile import failure_hint
-from ._docs import with_shared_parameters
 from ._health import count_unusable
+from ._public import TUNING, configuration, public_signature, resolve
 from ._state import HMC_STATS
 from ._threads import single_threaded_blas
 from .base import (
@@ -135,87 +180,57 @@ def _require_exact(rng_updates) -> None:
         )
 
 
-@with_shared_parameters
-class AdaptiveHMC(KernelStep, withheld=("scouts", "walkers", "climb")):
-    r"""Hamiltonian Monte Carlo tuned by Bayesian optimisation (Wang, Mohamed & de Freitas 2013).
+class AdaptiveHMC(KernelStep):
+    r"""Hamiltonian Monte Carlo tuned by Bayesian optimisation (Wang, Mohamed & de Freitas 2013):
+    ``L_r ~ U{1..L}`` leapfrog steps of size ``ε`` on the model's log density and gradient, with
+    ``(ε, L)`` chosen while tuning by annealed GP-UCB and a diagonal mass matrix estimated from
+    the tuning draws.
 
-    Each iteration draws ``L_r ~ U{1, ..., L}``, a momentum ``p ~ N(0, M)`` and runs ``L_r``
-    leapfrog steps of size ``ε`` on the model's log density and gradient (compiled by PyTensor),
-    accepting with ``min(1, exp(H(x, p) − H(x*, p*)))``, ``H = −log π + ½ pᵀM⁻¹p``. For every
-    fixed ``(ε, L)`` this is a mixture of exact HMC kernels.
-
-    During tuning ``(ε, L)`` is chosen by annealed GP-UCB (paper 003, Alg. 2; see
-    :mod:`pymc_kernel_steps.core.bayesopt`) over a box: the tuning phase of ``B`` iterations is
-    cut into windows of ``m = B / n_windows`` iterations, each window's reward is the mean
-    Rao–Blackwellised squared jump ``α ‖x* − x‖²_{M⁻¹}`` divided by ``√L``, and the next window's
-    ``(ε, L)`` maximises the acquisition. The diagonal mass matrix ``M⁻¹`` starts as each
-    coordinate's conditional variance at the chain's start (from second differences of the log
-    density, ``2–6 d`` evaluations, counted) where its sd lies more than a factor 100 from 1
-    and the start lies in the posterior's bulk (see *The start of tuning* in the usage guide),
-    and 1 elsewhere, and is the posterior
-    variance estimated from the tuning draws at 15 % and 40 % of the tuning phase; after each
-    estimate a step-size search and a fresh optimisation start. After a start outside the
-    posterior's bulk (a transient, where the step size and scales found at the start do not
-    hold) the estimates come at 7.5, 10, 15 and 40 % of the tuning phase (doubling windows in
-    the transient), the step-size search is repeated at iterations 5, 10, 20, … before the first,
-    with a new box and optimiser wherever the step size found lies outside the box, and the
-    box's ``L`` reaches at least 100 until the last estimate. At the end of tuning the
-    ``(ε, L)`` of largest posterior-mean reward is kept.
+    Pick it only where the model *has* a gradient: it is the package's gradient-based
+    comparator, an alternative to NUTS with a fixed trajectory length per iteration (cheaper
+    bookkeeping, no tree). For models without a gradient use :class:`KMCLite`, :class:`KAMH`
+    or :class:`KMCFinite`; it refuses a noisy (pseudo-marginal) log density. The module's
+    documentation (``help(pymc_kernel_steps.steps.ahmc)``) gives the tuning schedule.
 
     Parameters
     ----------
-    <shared: vars>
-    step_size_bounds : (float, float), optional
-        The box's step-size range, in the mass matrix's metric (default ``[ε₀ / 10, 2 ε₀]`` with
-        ``ε₀`` the step size at which one leapfrog step is accepted with probability ½, found by
-        doubling/halving at the current point after each mass-matrix update).
-    n_steps_bounds : (int, int), optional
-        The box's range of ``L`` (default ``[1, min(1000, max(10, ⌈2π / ε₀⌉))]``; ``max(100,
-        ...)`` while the mass matrix is provisional after a start far from the posterior).
+    vars : list of variables, optional
+        Continuous variables to sample (default: all continuous free variables).
+    tuning : BayesianTuning, optional
+        The box of ``(ε, L)``, the reward windows and the rewards' scale
+        (:class:`~pymc_kernel_steps.options.BayesianTuning`).
     adapt_mass : bool, default True
-        Start the diagonal mass matrix at the start's frame (conditional variances far from 1)
-        and estimate it from the tuning draws (False keeps the identity).
-    n_windows : int, default 100
-        ``k``: reward windows per tuning phase (``m = max(1, B // k)`` iterations each) and the
-        offset of the annealing ``p_i = max(i − k + 1, 1)^(-1/2)`` (the paper's value).
-    window : int, optional
-        Iterations per reward window, overriding ``B // n_windows``.
-    reward_max : float, default 4.0
-        ``α``: rewards are rescaled so that the largest is ``α`` (the paper's value).
+        Start the diagonal mass matrix at the start's frame and estimate it from the tuning
+        draws (False keeps the identity).
     adapt_after_tuning : bool, default False
-        False: ``(ε, L)`` and the mass matrix are frozen after tuning, and the draws
-        come from one exact HMC kernel. True: the paper's infinite adaptation — the windows go on
-        through the draws, and after each one ``(ε, L)`` moves to the acquisition's maximiser with
-        the vanishing probability ``p_i`` (the mass matrix stays frozen).
-    <shared: model, initial_point, compile_kwargs, rng, blocked>
+        False: ``(ε, L)`` and the mass matrix are frozen after tuning (one exact HMC kernel).
+        True: the paper's infinite adaptation of ``(ε, L)`` with vanishing probability.
+    model, initial_point, compile_kwargs, rng, blocked : optional
+        As every PyMC step: the model (default: the enclosing one), the point of the variables
+        outside the block, keywords of :func:`pymc.pytensorf.compile` (``pm.sample``'s do not
+        reach a step you build), the random state of a step driven by hand (``pm.sample``
+        reseeds it from ``random_seed``), and PyMC's ``blocked`` (always joint).
+
+    See Also
+    --------
+    pymc_kernel_steps.options : every option, documented once.
 
     Notes
     -----
-    Sample stats (in ``idata.sample_stats``): ``accept``, ``accepted`` (float64),
-    ``accept_rate`` (the chain's mean ``accept`` since the start of its phase, tuning or
-    drawing: the progress bar's figure),
-    ``logp_evals`` (evaluations of the log density and its gradient this iteration: ``L_r``,
-    plus the step-size searches), ``lp`` (the model's log density, emitted as ``model_logp``),
-    ``logp_nan``, ``logp_inf``, ``step_size`` (``ε``), ``n_steps`` (``L_r``, the leapfrog steps
-    taken),
-    ``max_n_steps`` (``L``), ``esjd`` (this iteration's ``α ‖x* − x‖²_{M⁻¹}``),
-    ``tuning_window`` (index of the reward window, −1 once frozen), ``energy_error``,
-    ``energy`` (the Hamiltonian ``−log π(q) + ½ pᵀM⁻¹p`` of the state kept, with the trajectory's
-    end momentum if accepted and its initial one if not, as PyMC's HMC: ``az.plot_energy`` and
-    the BFMI read it) and ``diverging``. The ``tune`` and ``warning`` stats are consumed by
-    PyMC and do not appear in the DataTree.
-
-    This step uses the model's gradient: it is the gradient-based comparator of the package's
-    gradient-free samplers, and an alternative to NUTS. The documentation's Algorithms page says
-    where it deviates from the paper, and its benchmark pages how it compares.
+    The keywords of earlier releases (``step_size_bounds=``, ``n_windows=``, ...) still work,
+    mapped to ``tuning=BayesianTuning(...)``, with a ``DeprecationWarning``. Sample stats:
+    ``accept``, ``accepted``, ``accept_rate``, ``logp_evals``, ``step_size``, ``n_steps``,
+    ``max_n_steps``, ``esjd``, ``tuning_window``, ``energy``, ``energy_error``, ``diverging``.
 
     Examples
     --------
     >>> import pymc as pm
     >>> from pymc_kernel_steps import AdaptiveHMC
+    >>> from pymc_kernel_steps.options import BayesianTuning
     >>> with pm.Model():
     ...     x = pm.Normal("x", 0.0, 1.0, shape=3)
-    ...     idata = pm.sample(step=AdaptiveHMC(n_steps_bounds=(1, 20)), random_seed=1)
+    ...     step = AdaptiveHMC(tuning=BayesianTuning(n_steps_bounds=(1, 20)))
+    ...     idata = pm.sample(step=step, random_seed=1)
     """
 
     name = "adaptive_hmc"
@@ -240,7 +255,35 @@ class AdaptiveHMC(KernelStep, withheld=("scouts", "walkers", "climb")):
         "tuning_window": (np.int64, []),
     }
 
+    @public_signature
     def __init__(
+        self,
+        vars=None,
+        *,
+        tuning=None,
+        adapt_mass: bool = True,
+        adapt_after_tuning: bool = False,
+        model=None,
+        initial_point=None,
+        compile_kwargs: dict | None = None,
+        rng=None,
+        blocked: bool = True,
+        **deprecated,
+    ):
+        self.options = resolve("AdaptiveHMC", (TUNING,), {"tuning": tuning}, deprecated)
+        self._configure(
+            vars,
+            **configuration(self.options),
+            adapt_mass=adapt_mass,
+            adapt_after_tuning=adapt_after_tuning,
+            model=model,
+            initial_point=initial_point,
+            compile_kwargs=compile_kwargs,
+            rng=rng,
+            blocked=blocked,
+        )
+
+    def _configure(
         self,
         vars=None,
         *,

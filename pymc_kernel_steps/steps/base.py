@@ -38,6 +38,7 @@ from ._health import (
 )
 from ._history_input import states_from
 from ._pooling import PooledTuning
+from ._public import StepClass
 from ._signature import explicit_signature
 from ._start import WarmupPhases
 from ._state import ChainState, KernelStepState, RefusesOtherKindsOfState, Transition, TuningData
@@ -54,7 +55,9 @@ __all__ = [
 ]
 
 
-class KernelStep(WarmupPhases, PooledTuning, RefusesOtherKindsOfState, ArrayStepShared):
+class KernelStep(
+    WarmupPhases, PooledTuning, RefusesOtherKindsOfState, ArrayStepShared, metaclass=StepClass
+):
     """Base class of the step methods in this package (not used directly).
 
     Subclasses implement :meth:`_new_chain`, :meth:`_propose` and :meth:`_adapt`, and may extend
@@ -66,9 +69,10 @@ class KernelStep(WarmupPhases, PooledTuning, RefusesOtherKindsOfState, ArrayStep
     Parameters
     ----------
     vars, adapt_after_tuning, scouts, walkers, climb, model, initial_point, compile_kwargs
-        The parameters every step shares (a subclass's constructor names its own and passes
-        these on as ``**shared``, with ``rng`` and ``blocked``), documented once in
-        ``steps/_docs.py``. Here ``scouts`` and ``walkers`` default to 1 (none); with
+        The internal keywords every step shares (a subclass's ``_configure`` names its own and
+        passes these on as ``**shared``, with ``rng`` and ``blocked``); a public step's
+        constructor takes options (:mod:`pymc_kernel_steps.options`) and turns them into these
+        keywords (:mod:`._public`). Here ``scouts`` and ``walkers`` default to 1 (none); with
         ``climb`` they become the step's warm-up :attr:`phases`
         (:mod:`~pymc_kernel_steps.core.warmup`). A step that offers scouts keeps its own random
         walk in ``chain.random_walk``, which restarts at the scouts' scale.

@@ -1,7 +1,91 @@
 """Cyclical Kernel Adaptive Metropolis (paper 004): cycles of KAM exploration and cosine-scheduled
 random-walk sampling, for posteriors with several modes.
 
-Which draws to use for what: see :func:`sampling_phase`.
+Which draws to use for what: see :func:`sampling_phase`. The options of :class:`CKAM` are
+:class:`~pymc_kernel_steps.options.Cycles` and :class:`~pymc_kernel_steps.options.KAMProposal`;
+below, ``cycle_length`` is ``Cycles.length`` and the other names are those options' fields.
+
+Splits the run into cycles of ``cycle_length`` iterations that continue through tuning and
+draws alike. Each cycle starts with an **exploration phase** (the first
+``ceil(exploration_fraction × cycle_length)`` iterations) that forgets the previous cycle's
+geometry and looks for modes, and ends with a **sampling phase** of random-walk Metropolis
+moves whose scale decreases along a cosine, so that the chain settles in the mode it found.
+Adaptive samplers that learn from their whole history lock onto the mode they start in; cKAM
+keeps finding and revisiting every mode.
+
+Exploration phase (iteration ``k`` of the cycle, ``0 ≤ k < K``):
+
+1. while the cycle has fewer than ``min_history`` points: random walk ``N(x, s² I)``, ``s`` by
+   Robbins–Monro towards ``target_accept``;
+2. then KAM moves ``N(x, γ² I + ν² Mᵀ H M)`` with the sub-sample ``z`` drawn from **the
+   current cycle's history only** (paper 004 §2.4), the median-heuristic lengthscale and
+   ``ν²`` by Robbins–Monro, exactly as :class:`~pymc_kernel_steps.KAMH`, in a repeating
+   pattern of six moves: KAM, **blind jump**, blind jump, **mode hop**, blind jump, blind
+   jump (four jumps in six: a blind jump finds a mode 16 σ away about twice in a thousand
+   tries on the 2-d bimodal target, so finding it early takes many). A blind jump is
+   ``N(x, ρ² S)`` with ``S = (2.38²/d) Cov(whole chain history)`` (computed when the cycle's
+   KAM moves start) and ``ρ`` drawn log-uniformly in ``[1, jump_scale]``: it finds modes
+   nothing has visited yet. A mode hop is ``x + (z_a − z_b) + γ ξ`` with ``z_a, z_b`` two
+   random points of the whole history (the differential-evolution move of ter Braak &
+   Vrugt with unit factor): once two modes are in the history it moves between them in one
+   step. Both are symmetric, state-independent proposals.
+
+At the phase change the sub-sample is redrawn from the cycle's whole exploration, and
+``ν_exp = ν``, ``Σ = (γ/ν_exp)² I + Mᵀ H M`` at the current point (the KAM covariance divided
+by ``ν_exp²``) and ``ν₀ = 2 ν_exp / (cos(πK/T_c) + 1)`` are frozen.
+
+Sampling phase (``K ≤ k < T_c``): ``x*`` from the mixture, chosen independently of ``x``,
+of a **mode hop** ``x + (z_a − z_b) + γ ξ`` (probability ``sampling_hops``), with ``z_a ≠ z_b``
+from the chain's history up to the phase change (frozen: the phase's own draws are not
+added), a **blind jump** ``N(x, ρ² S)`` (probability ``sampling_jumps``, ``S`` of this cycle)
+and otherwise the paper's random walk ``N(x, ν_k² Σ)`` with ``ν_k = (ν₀/2)(cos(πk/T_c) + 1)``;
+accepted with ``min(1, π(x*)/π(x))``. Every component is symmetric (the hop sums over
+ordered pairs, so ``z_b − z_a`` is as likely as ``z_a − z_b``), hence so is the mixture:
+``q(x* | x) = q(x | x*)`` and the ratio needs no proposal term. The hops move the chain
+between the modes *within* a sampling phase, so the mode weights no longer rest on the mode
+each phase happened to start in (how often they do: see the benchmarks page in the
+documentation).
+
+**What is exact.** Every sampling-phase move is a Metropolis move with a symmetric proposal
+that is fixed during the move (``ν_k`` depends only on the position in the cycle; ``Σ``,
+``S``, ``γ`` and the hops' archive only on the past, and none changes during the phase), so
+each leaves the posterior invariant; the chain is time-inhomogeneous but every kernel it
+applies is ``π``-invariant. The same holds for each
+exploration move given the adaptation state (KAM moves carry their Hastings correction, jumps
+and random-walk moves are symmetric).
+
+**What is heuristic.** The exploration adaptation (``s``, ``ν²``, sub-sample, lengthscale,
+``S``) restarts every cycle by design and never vanishes, so the exploration-phase draws are
+not from a fixed kernel and the usual diminishing-adaptation guarantee does not apply; and
+``Σ`` is frozen at a state-dependent point (the paper's "fuzzy estimate of the local
+covariance"). Use :func:`sampling_phase` for estimates. The relative weights of the modes come
+from the moves between them, mostly the sampling-phase hops, which are ``π``-reversible, so
+the flows between modes balance once every mode is in the history; a mode found late
+(blind jumps are rare successes) is under-weighted until then, so run enough iterations
+(and chains) and check the weights chain by chain.
+``adapt_after_tuning`` does not apply: cycles, and their adaptation, continue through the
+draws. The cycle counter counts every iteration, tuning included.
+
+**Relation to the paper.** Algorithm 2 of paper 004 restarts the exploration stepsize from its
+large initial value each cycle and relies on a large, decaying KAM noise ``γ`` (4 → 1 in
+absolute units in the authors' code) to leave a mode. Here the exploration scales are warm
+started from the previous cycle's end values (``s`` from the trace of the last KAM covariance,
+``ν²`` carried over, with a Robbins–Monro gain that restarts each cycle), ``γ`` keeps the
+KAMH meaning, and leaving a mode is the job of the separate blind jumps (whose scale follows
+the target's measured spread instead of absolute units) and of the mode hops. The paper's
+sampling phase is the random walk alone; ours mixes in mode hops and blind jumps
+(``sampling_hops``, ``sampling_jumps``), symmetric like it.
+
+Sample stats (in ``idata.sample_stats``): ``accept``, ``accepted``, ``logp_evals``,
+``accept_rate`` (the chain's mean ``accept`` since the start of its phase, tuning or
+drawing: the progress bar's figure),
+``logp_nan``, ``logp_inf``, ``lp`` (the model's log density; emitted as ``model_logp``,
+absent for noisy log densities), ``exploring`` (bool), ``cycle`` (int64), ``jump`` (bool:
+the move was a blind jump or a mode hop, in either phase) and ``scale``: the proposal scale
+of the move (``s`` for the cycle-start random walk, ``√ν²`` for KAM moves, ``ρ`` for
+exploration jumps, 1 for exploration hops, the schedule's ``ν_k`` for every sampling-phase
+move). The ``tune`` and ``warning`` stats are consumed by PyMC and do not appear in the
+DataTree.
 """
 
 from __future__ import annotations
@@ -33,8 +117,8 @@ from ..core.schedules import (
     exploration_length,
 )
 from ..core.whitening import Whitening
-from ._docs import with_shared_parameters
 from ._kam import KAMStep
+from ._public import CYCLES, configuration, kam_proposal, public_signature, resolve
 from ._sampling_phase import sampling_phase
 from ._tuning import SCALE_RANGE
 from .base import ChainState, KernelStep
@@ -122,146 +206,47 @@ def default_cycle_length(total_iterations: int, minimum: int) -> int:
     return max(int(minimum), min(_MAX_DEFAULT_CYCLE, int(total_iterations) // _CYCLES_PER_CHAIN))
 
 
-@with_shared_parameters
-class CKAM(KAMStep, withheld=("adapt_after_tuning", "scouts", "walkers", "climb")):
-    r"""Cyclical Kernel Adaptive Metropolis (Li, Zeng & Guo 2022).
+class CKAM(KAMStep):
+    r"""Cyclical Kernel Adaptive Metropolis (Li, Zeng & Guo 2022): cycles of an exploration phase
+    (KAM moves, blind jumps and mode hops that look for modes) and a sampling phase of
+    random-walk moves whose scale decreases along a cosine.
 
-    Splits the run into cycles of ``cycle_length`` iterations that continue through tuning and
-    draws alike. Each cycle starts with an **exploration phase** (the first
-    ``ceil(exploration_fraction × cycle_length)`` iterations) that forgets the previous cycle's
-    geometry and looks for modes, and ends with a **sampling phase** of random-walk Metropolis
-    moves whose scale decreases along a cosine, so that the chain settles in the mode it found.
-    Adaptive samplers that learn from their whole history lock onto the mode they start in; cKAM
-    keeps finding and revisiting every mode.
-
-    Exploration phase (iteration ``k`` of the cycle, ``0 ≤ k < K``):
-
-    1. while the cycle has fewer than ``min_history`` points: random walk ``N(x, s² I)``, ``s`` by
-       Robbins–Monro towards ``target_accept``;
-    2. then KAM moves ``N(x, γ² I + ν² Mᵀ H M)`` with the sub-sample ``z`` drawn from **the
-       current cycle's history only** (paper 004 §2.4), the median-heuristic lengthscale and
-       ``ν²`` by Robbins–Monro, exactly as :class:`~pymc_kernel_steps.KAMH`, in a repeating
-       pattern of six moves: KAM, **blind jump**, blind jump, **mode hop**, blind jump, blind
-       jump (four jumps in six: a blind jump finds a mode 16 σ away about twice in a thousand
-       tries on the 2-d bimodal target, so finding it early takes many). A blind jump is
-       ``N(x, ρ² S)`` with ``S = (2.38²/d) Cov(whole chain history)`` (computed when the cycle's
-       KAM moves start) and ``ρ`` drawn log-uniformly in ``[1, jump_scale]``: it finds modes
-       nothing has visited yet. A mode hop is ``x + (z_a − z_b) + γ ξ`` with ``z_a, z_b`` two
-       random points of the whole history (the differential-evolution move of ter Braak &
-       Vrugt with unit factor): once two modes are in the history it moves between them in one
-       step. Both are symmetric, state-independent proposals.
-
-    At the phase change the sub-sample is redrawn from the cycle's whole exploration, and
-    ``ν_exp = ν``, ``Σ = (γ/ν_exp)² I + Mᵀ H M`` at the current point (the KAM covariance divided
-    by ``ν_exp²``) and ``ν₀ = 2 ν_exp / (cos(πK/T_c) + 1)`` are frozen.
-
-    Sampling phase (``K ≤ k < T_c``): ``x*`` from the mixture, chosen independently of ``x``,
-    of a **mode hop** ``x + (z_a − z_b) + γ ξ`` (probability ``sampling_hops``), with ``z_a ≠ z_b``
-    from the chain's history up to the phase change (frozen: the phase's own draws are not
-    added), a **blind jump** ``N(x, ρ² S)`` (probability ``sampling_jumps``, ``S`` of this cycle)
-    and otherwise the paper's random walk ``N(x, ν_k² Σ)`` with ``ν_k = (ν₀/2)(cos(πk/T_c) + 1)``;
-    accepted with ``min(1, π(x*)/π(x))``. Every component is symmetric (the hop sums over
-    ordered pairs, so ``z_b − z_a`` is as likely as ``z_a − z_b``), hence so is the mixture:
-    ``q(x* | x) = q(x | x*)`` and the ratio needs no proposal term. The hops move the chain
-    between the modes *within* a sampling phase, so the mode weights no longer rest on the mode
-    each phase happened to start in (how often they do: see the benchmarks page in the
-    documentation).
+    Pick it for a posterior with several separated modes and no usable gradient: samplers that
+    learn from their whole history lock onto the mode they start in, while cKAM keeps finding
+    and revisiting every mode. Use the sampling phases' draws for estimates
+    (:func:`sampling_phase`); the exploration's adaptation never ends, by design. On a unimodal
+    posterior :class:`KAMH` or :class:`KMCLite` mixes better. The module's documentation
+    (``help(pymc_kernel_steps.steps.ckam)``) gives the algorithm, what is exact and what is
+    heuristic.
 
     Parameters
     ----------
-    <shared: vars>
-    cycle_length : int, optional
-        ``T_c``. Default: ``(tune + draws) // 20`` (about 20 cycles per chain), at most 1000 (the
-        paper's value), at least :attr:`min_cycle_length`. Longer cycles sample each visited mode
-        longer; more cycles revisit the modes more often, which is what fixes their weights.
-    exploration_fraction : float
-        ``β`` in (0, 1): the fraction of each cycle spent exploring (default 0.4, the paper's).
-    jump_scale : float
-        Largest multiplier ``ρ`` of the blind jumps, relative to the ``2.38/√d``-scaled
-        covariance of the whole history (default 16: from one mode of scale σ it reaches modes
-        ~10–20 σ away). 0 disables the blind jumps (their exploration slots become KAM moves,
-        their sampling-phase share goes to the random walk). The jumps act in the unconstrained
-        coordinates, so on a log-transformed parameter they propose values orders of magnitude
-        away: the model must return ``-inf`` (or any low value) quickly there.
-    mode_jumps : bool
-        Whether the exploration makes mode hops (default True; if False their slots become KAM
-        moves). The sampling-phase hops are set by ``sampling_hops``.
-        With neither jumps nor hops the exploration is the paper's KAM moves alone, which in
-        practice do not leave a mode: the Robbins–Monro scale shrinks to the local mode.
-    sampling_hops : float
-        Probability that a sampling-phase move is a mode hop on the frozen history (default
-        0.2). 0 with ``sampling_jumps = 0`` gives the paper's sampling phase, a random walk that
-        stays in the mode it starts in.
-    sampling_jumps : float
-        Probability that a sampling-phase move is a blind jump (default 0.1; needs
-        ``jump_scale > 0``). They keep looking for modes not in the history yet. The rest of the
-        sampling-phase moves (0.7 by default) are the cosine random walk.
-    kernel : Kernel, optional
-        Kernel of the KAM moves. Default: :class:`~pymc_kernel_steps.core.GaussianKernel` with the
-        median-heuristic lengthscale of each sub-sample. A kernel you pass is used as given.
-    subsample_size : int
-        Size of the sub-sample of the cycle's history (default 50, the paper's).
-    gamma : float
-        KAM noise ``γ`` relative to the smallest scale of the cycle's sub-sample (default 0.2, as
-        :class:`~pymc_kernel_steps.KAMH`).
-    target_accept : float
-        Target acceptance rate of the exploration-phase Robbins–Monro adaptation (default 0.234).
-    min_history : int, optional
-        Points of the current cycle needed before KAM moves start (default ``max(20, 5 d)``).
-    refresh_interval : int
-        The sub-sample is redrawn from the cycle's history every ``refresh_interval`` KAM moves
-        (default 10).
-    whiten : bool
-        Let the kernel act on states whitened by the mean and covariance of the cycle's
-        sub-sample (the frozen sampling proposal is mapped back to the model's coordinates, so
-        it is still a fixed Gaussian random walk). Default False, the paper's isotropic kernel:
-        a cycle's sub-sample (50 states) is too small for a reliable covariance, and with
-        whitening the sampling-phase acceptance on a correlated 4-d Gaussian fell to 2 % and
-        its moment test failed.
-    <shared: model, initial_point, compile_kwargs, rng, blocked>
+    vars : list of variables, optional
+        Continuous variables to sample (default: all continuous free variables).
+    proposal : KAMProposal, optional
+        The exploration's KAM move (:class:`~pymc_kernel_steps.options.KAMProposal`; here by
+        default a sub-sample of 50 from the current cycle, refreshed every 10 KAM moves, on
+        unwhitened states: the paper's).
+    cycles : Cycles, optional
+        Cycle length, exploration share, blind jumps and mode hops
+        (:class:`~pymc_kernel_steps.options.Cycles`).
+    model, initial_point, compile_kwargs, rng, blocked : optional
+        As every PyMC step: the model (default: the enclosing one), the point of the variables
+        outside the block, keywords of :func:`pymc.pytensorf.compile` (``pm.sample``'s do not
+        reach a step you build), the random state of a step driven by hand (``pm.sample``
+        reseeds it from ``random_seed``), and PyMC's ``blocked`` (always joint).
+
+    See Also
+    --------
+    sampling_phase : which draws to use for estimates.
+    pymc_kernel_steps.options : every option, documented once.
 
     Notes
     -----
-    **What is exact.** Every sampling-phase move is a Metropolis move with a symmetric proposal
-    that is fixed during the move (``ν_k`` depends only on the position in the cycle; ``Σ``,
-    ``S``, ``γ`` and the hops' archive only on the past, and none changes during the phase), so
-    each leaves the posterior invariant; the chain is time-inhomogeneous but every kernel it
-    applies is ``π``-invariant. The same holds for each
-    exploration move given the adaptation state (KAM moves carry their Hastings correction, jumps
-    and random-walk moves are symmetric).
-
-    **What is heuristic.** The exploration adaptation (``s``, ``ν²``, sub-sample, lengthscale,
-    ``S``) restarts every cycle by design and never vanishes, so the exploration-phase draws are
-    not from a fixed kernel and the usual diminishing-adaptation guarantee does not apply; and
-    ``Σ`` is frozen at a state-dependent point (the paper's "fuzzy estimate of the local
-    covariance"). Use :func:`sampling_phase` for estimates. The relative weights of the modes come
-    from the moves between them, mostly the sampling-phase hops, which are ``π``-reversible, so
-    the flows between modes balance once every mode is in the history; a mode found late
-    (blind jumps are rare successes) is under-weighted until then, so run enough iterations
-    (and chains) and check the weights chain by chain.
-    ``adapt_after_tuning`` does not apply: cycles, and their adaptation, continue through the
-    draws. The cycle counter counts every iteration, tuning included.
-
-    **Relation to the paper.** Algorithm 2 of paper 004 restarts the exploration stepsize from its
-    large initial value each cycle and relies on a large, decaying KAM noise ``γ`` (4 → 1 in
-    absolute units in the authors' code) to leave a mode. Here the exploration scales are warm
-    started from the previous cycle's end values (``s`` from the trace of the last KAM covariance,
-    ``ν²`` carried over, with a Robbins–Monro gain that restarts each cycle), ``γ`` keeps the
-    KAMH meaning, and leaving a mode is the job of the separate blind jumps (whose scale follows
-    the target's measured spread instead of absolute units) and of the mode hops. The paper's
-    sampling phase is the random walk alone; ours mixes in mode hops and blind jumps
-    (``sampling_hops``, ``sampling_jumps``), symmetric like it.
-
-    Sample stats (in ``idata.sample_stats``): ``accept``, ``accepted``, ``logp_evals``,
-    ``accept_rate`` (the chain's mean ``accept`` since the start of its phase, tuning or
-    drawing: the progress bar's figure),
-    ``logp_nan``, ``logp_inf``, ``lp`` (the model's log density; emitted as ``model_logp``,
-    absent for noisy log densities), ``exploring`` (bool), ``cycle`` (int64), ``jump`` (bool:
-    the move was a blind jump or a mode hop, in either phase) and ``scale``: the proposal scale
-    of the move (``s`` for the cycle-start random walk, ``√ν²`` for KAM moves, ``ρ`` for
-    exploration jumps, 1 for exploration hops, the schedule's ``ν_k`` for every sampling-phase
-    move). The ``tune`` and ``warning`` stats are consumed by PyMC and do not appear in the
-    DataTree.
+    The keywords of earlier releases (``cycle_length=``, ``jump_scale=``, ``gamma=``, ...) still
+    work, mapped to the options, with a ``DeprecationWarning`` naming the new spelling. Sample
+    stats: ``accept``, ``accepted``, ``accept_rate``, ``logp_evals``, ``exploring``, ``cycle``,
+    ``jump`` and ``scale``.
     """
 
     name = "ckam"
@@ -280,7 +265,40 @@ class CKAM(KAMStep, withheld=("adapt_after_tuning", "scouts", "walkers", "climb"
         "jump": (bool, []),
     }
 
+    @public_signature
     def __init__(
+        self,
+        vars=None,
+        *,
+        proposal=None,
+        cycles=None,
+        model=None,
+        initial_point=None,
+        compile_kwargs: dict | None = None,
+        rng=None,
+        blocked: bool = True,
+        **deprecated,
+    ):
+        given = {"proposal": proposal, "cycles": cycles}
+        self.options = resolve("CKAM", _OPTIONS, given, deprecated)
+        if self.options["proposal"].nu2 is not None:
+            raise ValueError(
+                "CKAM: KAMProposal(nu2=...) is KAMH's; CKAM's ν² restarts its Robbins–Monro "
+                "adaptation every cycle."
+            )
+        keywords = configuration(self.options)
+        del keywords["nu2"]
+        self._configure(
+            vars,
+            **keywords,
+            model=model,
+            initial_point=initial_point,
+            compile_kwargs=compile_kwargs,
+            rng=rng,
+            blocked=blocked,
+        )
+
+    def _configure(
         self,
         vars=None,
         *,
@@ -593,3 +611,6 @@ class CKAM(KAMStep, withheld=("adapt_after_tuning", "scouts", "walkers", "climb"
             "scale": float(position.scale),
             "jump": transition.proposal.kind in _JUMP_KINDS,
         }
+
+
+_OPTIONS = (kam_proposal("kernel"), CYCLES)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -14,9 +14,10 @@ from ..core.kernels import GaussianKernel, LinearKernel, median_lengthscale
 from ..core.moves import RW_FACTOR, KAMMove, Mixture, Proposal, RandomWalk
 from ..core.proposals import kamh_feature_covariance
 from ..core.whitening import Whitening
-from ._docs import with_shared_parameters
+from ..options import Climb, Scouts, Walkers
 from ._kam import KAMStep
 from ._moves import LearnedMoves, learned_instance_stats, move_code, moves_attribute, require_moves
+from ._public import MOVES, configuration, kam_proposal, public_signature, resolve, warmup_slot
 from ._tuning import SCALE_RANGE, min_accepted_moves
 from .base import ChainState, KernelStep
 
@@ -81,83 +82,59 @@ class KAMHChain(ChainState):
     candidate_frozen: bool = False
 
 
-@with_shared_parameters
+_MOVES = replace(MOVES, old={})
+
+
 class KAMH(KAMStep):
-    r"""Kernel Adaptive Metropolis–Hastings (Sejdinovic et al., ICML 2014).
+    r"""Kernel Adaptive Metropolis–Hastings (Sejdinovic et al., ICML 2014): Gaussian proposals
+    ``N(x, γ² I + ν² Mᵀ H M)`` shaped by the chain's history in the RKHS of a kernel, pulled back
+    to the input space at ``x``.
 
-    Proposes ``x* ~ N(x, R(x))`` with ``R(x) = γ² I + ν² Mᵀ H M``: the covariance of the chain's
-    history in the RKHS of ``kernel``, pulled back to the input space at ``x`` (rows of ``M`` are
-    ``2 ∇ₓ k(x, z_i)`` for a sub-sample ``z`` of the history, ``H`` centres). On curved targets it
-    proposes along the local shape of the posterior. Both proposal densities enter the acceptance
-    ratio, so the move is an exact Metropolis–Hastings step for fixed ``(z, ℓ, ν²)``.
-
-    By default (``whiten=True``) the kernel acts on states whitened by the mean and covariance of
-    the chain's history (see :class:`~pymc_kernel_steps.core.Whitening`): the proposal is
-    ``x* = μ + L u*`` with ``u* ~ N(u, R(u))`` in the whitened coordinates ``u = L⁻¹(x − μ)``,
-    so a linear change of the model's coordinates (rescaling, rotation, correlation) does not
-    change the sampler's behaviour. This goes beyond the paper, whose isotropic kernel works in
-    the model's coordinates (``whiten=False``).
-
-    Needs no gradient and evaluates the log density once per iteration.
+    Pick it when the model has no usable gradient, the posterior is curved or its scales vary
+    from place to place, and you want the robust default: it evaluates the model once per
+    iteration, needs no surrogate of the log density, and by default mixes its kernel move with
+    differential evolution, snooker, an envelope and a random walk whose weights it learns while
+    tuning. Where a target evaluation is expensive and the posterior smooth, :class:`KMCLite`
+    moves further per evaluation; on near-Gaussian posteriors :class:`AdaptiveMetropolis` is as
+    good; for separated modes see :class:`CKAM`. Both proposal densities enter the acceptance
+    ratio, so the move is exact for a fixed adaptation state; the draws come from a frozen
+    kernel.
 
     Parameters
     ----------
-    <shared: vars>
-    nu2 : float, optional
-        Fixed ``ν²``. Default: learned during tuning by Robbins–Monro towards ``target_accept``.
-    <shared: moves>
-        For ``KAMH``, ``"fixed"`` is the KAM move alone after its first fit (the paper).
-    kernel : Kernel, optional
-        Default: a :class:`~pymc_kernel_steps.core.GaussianKernel` whose lengthscale is chosen
-        during tuning among 1, 2, 4, 8 and 32 times the median heuristic (refreshed with the
-        sub-sample): each tuning iteration uses one candidate at random, each candidate has its
-        own ``ν²`` tuned towards ``target_accept``, and the candidate with the largest mean
-        ``α (1 − α) ‖u* − u‖²`` (the squared jump weighted by the chance of a rejection; whitened
-        units) is kept after tuning. Short
-        lengthscales follow curved posteriors; long ones approach adaptive Metropolis, which is
-        better on near-Gaussian ones. A kernel you pass is used as given.
-    subsample_size : int
-        Number ``n`` of history points in the sub-sample ``z`` (default 500).
-    gamma : float
-        Exploration noise ``γ`` relative to the history's scale (default 0.2). With ``whiten``
-        it is ``γ`` in whitened coordinates; without, the absolute ``γ`` is
-        ``gamma × sqrt(λ_min(Cov(z)))``, re-estimated with the sub-sample (on the paper's banana,
-        whose smallest scale is 1, this is the paper's γ = 0.2).
-    target_accept : float
-        Target acceptance rate of the ``ν²`` adaptation (default 0.234).
-    min_history : int, optional
-        While the history is shorter, or the chain has made fewer than ``max(20, 2 d)``
-        accepted moves (the scouts' included), the KAM move is not ready and passes its turn
-        on (default ``max(50, 10 d)``): with
-        ``moves="learned"`` the chain makes coordinate moves and the mixture's other moves
-        (differential evolution, snooker, the envelope and the random walk, each once it is
-        ready), with ``moves="fixed"`` coordinate moves and an adaptive random walk
-        ``N(x, s² I)`` with ``s`` tuned towards ``target_accept``.
-    refresh_interval : int
-        During tuning the sub-sample (drawn from the most recent half of the history, so the
-        initial transient is forgotten), the whitening and the default kernel's lengthscale are
-        refreshed every ``refresh_interval`` iterations (default 20).
-    whiten : bool
-        Let the kernel act on states whitened by the history's mean and covariance (default
-        True; False is the paper's isotropic kernel in the model's coordinates).
-    <shared: adapt_after_tuning, scouts, walkers, climb>
-    <shared: model, initial_point, compile_kwargs, rng, blocked>
+    vars : list of variables, optional
+        Continuous variables to sample (default: all continuous free variables).
+    proposal : KAMProposal, optional
+        Kernel, sub-sample, ``γ``, ``ν²`` and its target acceptance, first fit, refreshes,
+        whitening (:class:`~pymc_kernel_steps.options.KAMProposal`; by default a Gaussian
+        kernel whose lengthscale is chosen while tuning, on whitened states).
+    moves : LearnedMixture, FixedMoves, "learned" or "fixed", optional
+        Default ``LearnedMixture()``; ``FixedMoves()`` is the KAM move alone after its first fit
+        (the paper).
+    warmup : list of Climb, Scouts, Walkers, optional
+        The phases before tuning (default ``[Climb(), Scouts(4), Walkers(4)]``; ``[]`` for
+        none).
+    adapt_after_tuning : bool, default False
+        Keep adapting through the draws with vanishing probability (the paper's diminishing
+        adaptation); by default the draws come from a fixed, exact kernel.
+    model, initial_point, compile_kwargs, rng, blocked : optional
+        As every PyMC step: the model (default: the enclosing one), the point of the variables
+        outside the block, keywords of :func:`pymc.pytensorf.compile` (``pm.sample``'s do not
+        reach a step you build), the random state of a step driven by hand (``pm.sample``
+        reseeds it from ``random_seed``), and PyMC's ``blocked`` (always joint).
+
+    See Also
+    --------
+    AdaptiveMetropolis : the linear-kernel case.
+    pymc_kernel_steps.options : every option, documented once.
 
     Notes
     -----
-    Sample stats (in ``idata.sample_stats``): ``accept`` (acceptance probability), ``accepted``,
-    ``accept_rate`` (the chain's mean ``accept`` since the start of its phase, tuning or
-    drawing: the progress bar's figure),
-    ``logp_evals`` (target evaluations this iteration), ``logp_nan``, ``logp_inf``, ``lp`` (the
-    model's log density; emitted as ``model_logp``, absent for noisy log densities), ``nu2``,
-    ``gamma``, ``lengthscale`` (NaN for a kernel without one; in whitened units with ``whiten``),
-    ``n_history``, ``random_walk`` (True before the KAM move's first fit) and ``move`` (the kind
-    of move that proposed, an index in ``("coordinate", "random_walk", "surrogate_hmc", "kam",
-    "differential_evolution", "snooker", "envelope")``). The ``tune`` and
-    ``warning`` stats are consumed by PyMC and do not appear in the DataTree. Adapted scales stay
-    within a factor ``10⁴`` of their natural value (for ``ν²`` with ``whiten``, ``2.38²`` over
-    the trace of the learned part, re-centred at every refresh), and a chain that stays stuck
-    gets one warning at the end of sampling.
+    The keywords of earlier releases (``nu2=``, ``kernel=``, ``gamma=``, ``scouts=``, ...) still
+    work, mapped to the options, with a ``DeprecationWarning`` naming the new spelling. Sample
+    stats: ``accept``, ``accepted``, ``accept_rate``, ``logp_evals``, ``nu2``, ``gamma``,
+    ``lengthscale``, ``n_history``, ``random_walk``, ``move`` and, with learned moves,
+    ``weight_<kind>`` and ``acceptance_<kind>`` (the usage guide describes each).
 
     Examples
     --------
@@ -193,16 +170,52 @@ class KAMH(KAMStep):
     moves = moves_attribute
     _instance_stats = learned_instance_stats
 
+    @public_signature
     def __init__(
+        self,
+        vars=None,
+        *,
+        proposal=None,
+        moves=None,
+        warmup=None,
+        adapt_after_tuning: bool = False,
+        model=None,
+        initial_point=None,
+        compile_kwargs: dict | None = None,
+        rng=None,
+        blocked: bool = True,
+        **deprecated,
+    ):
+        given = {"proposal": proposal, "moves": moves, "warmup": warmup}
+        self.options = resolve("KAMH", _OPTIONS, given, deprecated)
+        if self.options["moves"].keywords().get("random_walk_probability") is not None:
+            raise ValueError(
+                "KAMH: FixedMoves(random_walk_probability=...) is the KMC steps' share of "
+                "random-walk moves; KAMH's fixed moves are the KAM move alone."
+            )
+        self._configure(
+            vars,
+            **configuration(self.options),
+            adapt_after_tuning=adapt_after_tuning,
+            model=model,
+            initial_point=initial_point,
+            compile_kwargs=compile_kwargs,
+            rng=rng,
+            blocked=blocked,
+        )
+
+    def _configure(
         self,
         vars=None,
         *,
         nu2: float | None = None,
         moves: str = "learned",
+        random_walk_probability: None = None,
         scouts: int = 4,
         walkers: int = 4,
         **shared,
     ):
+        """The step from the keywords of its options (:func:`._public.configuration`)."""
         if nu2 is not None:
             require_positive("nu2", nu2)
         self._moves = require_moves(moves)
@@ -440,59 +453,86 @@ class KAMH(KAMStep):
         chain.kam.nu2_scale = chain.candidate_nu2_scales[index]
 
 
-@with_shared_parameters
-class AdaptiveMetropolis(KAMH, withheld=("kernel", "moves")):
+class AdaptiveMetropolis(KAMH):
     """Adaptive Metropolis (Haario et al. 2001) with a learned scale: :class:`KAMH` with a linear
     kernel, whose proposal ``N(x, γ² I + 4 ν² n Cov(z))`` does not depend on ``x``.
 
-    A baseline for the kernel methods, and the best of them on near-Gaussian posteriors: it
-    learns the global covariance of the chain's history and tunes its scale ``ν²`` by
-    Robbins–Monro. Needs no gradient and evaluates the log density once per iteration. For
-    another kernel use :class:`KAMH` (``KAMH(kernel=LinearKernel())`` is this class).
+    Pick it as the baseline, and on near-Gaussian posteriors, where it is the best of the
+    package's samplers: it learns the global covariance of the chain's history and tunes its
+    scale ``ν²`` by Robbins–Monro, evaluating the model once per iteration without a gradient.
+    For curved posteriors use :class:`KAMH` (``KAMH(proposal=KAMProposal(kernel=
+    LinearKernel()), moves="fixed")`` is this class with KAMH's warm-up).
 
     Parameters
     ----------
-    <shared: vars>
-    nu2 : float, optional
-        Fixed ``ν²``. Default: learned during tuning by Robbins–Monro towards ``target_accept``.
-    subsample_size : int, default 500
-        Number ``n`` of history points in the sub-sample ``z`` whose covariance is learned.
-    gamma : float, default 0.2
-        Exploration noise ``γ`` relative to the history's scale (in whitened coordinates with
-        ``whiten``; otherwise relative to ``sqrt(λ_min(Cov(z)))``).
-    target_accept : float, default 0.234
-        Target acceptance rate of the scale adaptation (random-walk phase and ``ν²``), in (0, 1).
-    min_history : int, optional
-        While the history is shorter, or the chain has made fewer than ``max(20, 2 d)``
-        accepted moves (the scouts' included), the step makes coordinate moves and an
-        adaptive random walk ``N(x, s² I)`` with ``s`` tuned towards ``target_accept``
-        (default ``max(50, 10 d)``).
-    refresh_interval : int, default 20
-        During tuning the sub-sample and the whitening are refreshed every ``refresh_interval``
-        iterations.
-    whiten : bool, default True
-        Work on states whitened by the history's mean and covariance.
-    <shared: adapt_after_tuning, scouts>
-    walkers : int, default 1
-        Copies of the chain that take turns while it tunes, as :class:`KAMH` has by default
-        (4); off here so that the baseline is the textbook adaptive Metropolis.
-    climb : bool, default False
-        Climb from a start far outside the posterior's bulk before tuning, as :class:`KAMH`
-        does by default; off here so that the baseline is the textbook adaptive Metropolis.
-    <shared: model, initial_point, compile_kwargs, rng, blocked>
+    vars : list of variables, optional
+        Continuous variables to sample (default: all continuous free variables).
+    proposal : KAMProposal, optional
+        Sub-sample, ``γ``, ``ν²`` and its target acceptance, first fit, refreshes, whitening
+        (:class:`~pymc_kernel_steps.options.KAMProposal`, without a kernel: it is linear).
+    warmup : list of Climb, Scouts, Walkers, optional
+        The phases before tuning (default ``[Scouts(4)]``, so that the baseline is the
+        textbook adaptive Metropolis; ``[]`` for none).
+    adapt_after_tuning : bool, default False
+        Keep adapting through the draws with vanishing probability; by default the draws come
+        from a fixed, exact kernel.
+    model, initial_point, compile_kwargs, rng, blocked : optional
+        As every PyMC step (see :class:`KAMH`).
 
     See Also
     --------
     KAMH : the same with a Gaussian (or any) kernel: a proposal that follows curved posteriors.
+    pymc_kernel_steps.options : every option, documented once.
 
     Notes
     -----
-    Sample stats as for :class:`KAMH`.
+    The keywords of earlier releases still work, with a ``DeprecationWarning`` naming the new
+    spelling. Sample stats as for :class:`KAMH`.
     """
 
     name = "adaptive_metropolis"
 
-    def __init__(self, vars=None, *, walkers: int = 1, climb: bool = False, **shared):
-        super().__init__(
+    @public_signature
+    def __init__(
+        self,
+        vars=None,
+        *,
+        proposal=None,
+        warmup=None,
+        adapt_after_tuning: bool = False,
+        model=None,
+        initial_point=None,
+        compile_kwargs: dict | None = None,
+        rng=None,
+        blocked: bool = True,
+        **deprecated,
+    ):
+        given = {"proposal": proposal, "warmup": warmup}
+        self.options = resolve("AdaptiveMetropolis", _LINEAR_OPTIONS, given, deprecated)
+        if self.options["proposal"].kernel is not None:
+            raise ValueError(
+                "AdaptiveMetropolis's kernel is linear: KAMProposal(kernel=...) is KAMH's "
+                "(KAMH(proposal=KAMProposal(kernel=...)))."
+            )
+        keywords = configuration(self.options)
+        del keywords["kernel"]
+        self._configure(
+            vars,
+            **keywords,
+            adapt_after_tuning=adapt_after_tuning,
+            model=model,
+            initial_point=initial_point,
+            compile_kwargs=compile_kwargs,
+            rng=rng,
+            blocked=blocked,
+        )
+
+    def _configure(self, vars=None, *, walkers: int = 1, climb: bool = False, **shared):
+        """The step from the keywords of its options (:func:`._public.configuration`)."""
+        super()._configure(
             vars, kernel=LinearKernel(), moves="fixed", walkers=walkers, climb=climb, **shared
         )
+
+
+_OPTIONS = (kam_proposal("kernel", "nu2"), _MOVES, warmup_slot(Climb(), Scouts(4), Walkers(4)))
+_LINEAR_OPTIONS = (kam_proposal("nu2"), warmup_slot(Scouts(4)))

@@ -4,58 +4,111 @@ from __future__ import annotations
 
 from .._validation import require_int
 from ..core.surrogates import FiniteScoreFitter
-from ._docs import with_shared_parameters
+from ..options import Climb, FiniteFeatures, Scouts
 from ._kmc import _KMC
+from ._public import MOVES, TRAJECTORY, Slot, configuration, public_signature, resolve, warmup_slot
 
 __all__ = ["KMCFinite"]
 
 
-@with_shared_parameters
-class KMCFinite(_KMC, withheld=("refit_interval",)):
-    r"""Kernel HMC with random Fourier features (Strathmann et al., NIPS 2015).
+_OPTIONS = (
+    Slot(
+        "surrogate",
+        (FiniteFeatures,),
+        FiniteFeatures,
+        old={
+            name: name
+            for name in ("n_features", "lengthscale", "regularization", "min_history", "whiten")
+        },
+    ),
+    TRAJECTORY,
+    MOVES,
+    warmup_slot(Climb(), Scouts(4)),
+)
 
-    The surrogate ``f(x) = θᵀφ(x)`` lives in a finite feature space of ``n_features`` random
-    Fourier features of a Gaussian kernel and is fitted by score matching: at each selection of
-    hyper-parameters to the most recent half of the history, and then every new chain state
-    during tuning enters through an exact rank-d update of the solution, O(d m²) per
-    iteration. Hyper-parameters are chosen by cross-validation after an
-    initial random-walk phase and re-chosen each time the history doubles; a batch refit then
-    starts a new online run. Trajectories are accepted with the true log density, so each
-    iteration evaluates the model once and needs no gradient. As in :class:`KMCLite`, the
-    trajectory is one move of a mixture whose weights are learned while tuning
-    (``moves="learned"``), or is mixed with a share ``random_walk_probability`` of random-walk
-    moves (``moves="fixed"``).
+
+class KMCFinite(_KMC):
+    r"""Kernel HMC with random Fourier features (Strathmann et al., NIPS 2015): HMC trajectories on
+    a score-matched surrogate ``f(x) = θᵀφ(x)`` in a finite feature space, accepted with the
+    true log density.
+
+    Pick it, rather than :class:`KMCLite`, when tuning is long or the history large: every tuning
+    state enters the surrogate by an exact rank-d update (O(d m²) per iteration, no sub-sample),
+    so it learns from the whole history at a fixed cost. Like :class:`KMCLite` it needs no
+    gradient and evaluates the model once per iteration; its random features are periodic, so it
+    leans on the confining wall and on the mixture's other moves far from the data.
 
     Parameters
     ----------
-    <shared: vars>
-    n_features : int, default 300
-        Number ``m`` of random Fourier features.
-    <shared: n_steps, step_size>
-    <shared: step_size_adaptation, trajectory_tuning, target_accept, step_size_jitter>
-    <shared: lengthscale>
-    <shared: min_history, adapt_mass, whiten, confine, random_walk_probability, moves>
-    <shared: history>
-    <shared: adapt_after_tuning, scouts, walkers, climb>
-    <shared: model, initial_point, compile_kwargs, rng, blocked>
+    vars : list of variables, optional
+        Continuous variables to sample (default: all continuous free variables).
+    surrogate : FiniteFeatures, optional
+        Number of features, lengthscale, regulariser, first fit, whitening
+        (:class:`~pymc_kernel_steps.options.FiniteFeatures`).
+    trajectory : Trajectory, optional
+        Leapfrog steps, step size and its tuning, mass matrix, confinement
+        (:class:`~pymc_kernel_steps.options.Trajectory`).
+    moves : LearnedMixture, FixedMoves, "learned" or "fixed", optional
+        Default ``LearnedMixture()``; ``FixedMoves(random_walk_probability=0.25)`` is the
+        paper's form.
+    warmup : list of Climb, Scouts, Walkers, optional
+        The phases before tuning (default ``[Climb(), Scouts(4)]``; ``[]`` for none).
+    history : arviz.DataTree, InferenceData or array of shape (n, d), optional
+        A warm start from an earlier run: every chain's history begins with its states.
+    adapt_after_tuning : bool, default False
+        Keep adapting through the draws with vanishing probability; by default the draws come
+        from a fixed, exact kernel.
+    model, initial_point, compile_kwargs, rng, blocked : optional
+        As every PyMC step (see :class:`KMCLite`).
 
     See Also
     --------
     KMCLite : the same with a kernel expansion on a sub-sample of the history.
+    pymc_kernel_steps.options : every option, documented once.
 
     Notes
     -----
-    Random features are periodic, so the surrogate has spurious modes far from the data: the
-    confining term (``confine``) and the random-walk phase before the first fit
-    (``min_history`` iterations) keep trajectories from being carried there. The fit is updated
-    with every adapting iteration (there is no ``refit_interval``).
-
-    <shared: kmc_sample_stats>
+    The keywords of earlier releases (``n_features=``, ``n_steps=``, ``scouts=``, ...) still
+    work, mapped to the options, with a ``DeprecationWarning`` naming the new spelling. Sample
+    stats as for :class:`KMCLite`.
     """
 
     name = "kmc_finite"
 
-    def __init__(self, vars=None, *, n_features: int = 300, **shared):
+    @public_signature
+    def __init__(
+        self,
+        vars=None,
+        *,
+        surrogate=None,
+        trajectory=None,
+        moves=None,
+        warmup=None,
+        history=None,
+        adapt_after_tuning: bool = False,
+        model=None,
+        initial_point=None,
+        compile_kwargs: dict | None = None,
+        rng=None,
+        blocked: bool = True,
+        **deprecated,
+    ):
+        given = {"surrogate": surrogate, "trajectory": trajectory, "moves": moves}
+        self.options = resolve("KMCFinite", _OPTIONS, given | {"warmup": warmup}, deprecated)
+        self._configure(
+            vars,
+            **configuration(self.options),
+            history=history,
+            adapt_after_tuning=adapt_after_tuning,
+            model=model,
+            initial_point=initial_point,
+            compile_kwargs=compile_kwargs,
+            rng=rng,
+            blocked=blocked,
+        )
+
+    def _configure(self, vars=None, *, n_features: int = 300, **shared):
+        """The step from the keywords of its options (:func:`._public.configuration`)."""
         require_int("n_features", n_features, minimum=1)
         self.n_features = int(n_features)
         self.fitter = FiniteScoreFitter(n_features=self.n_features)

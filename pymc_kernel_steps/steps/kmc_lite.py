@@ -9,8 +9,9 @@ from .._validation import require_bool, require_choice, require_int
 from ..core.history import ChainHistory
 from ..core.regression import TRENDS
 from ..core.surrogates import Evaluations, LiteScoreFitter, RegressionFitter, SurrogateFitter
-from ._docs import with_shared_parameters
+from ..options import Climb, Regression, ScoreMatching, Scouts
 from ._kmc import _KMC, KMCChain
+from ._public import MOVES, TRAJECTORY, Slot, configuration, public_signature, resolve, warmup_slot
 
 __all__ = ["KMCLite"]
 
@@ -37,115 +38,120 @@ SURROGATES = {"score_matching": _score_matching_fitter, "regression": _regressio
 _MAX_RECORDED_EVALUATIONS = 200_000
 
 
-@with_shared_parameters
+_OPTIONS = (
+    Slot(
+        "surrogate",
+        (Regression, ScoreMatching),
+        Regression,
+        old={
+            name: name
+            for name in (
+                "subsample_size",
+                "trend",
+                "lengthscale",
+                "regularization",
+                "min_history",
+                "refit_interval",
+                "whiten",
+            )
+        },
+        strings={"regression": Regression, "score_matching": ScoreMatching},
+    ),
+    TRAJECTORY,
+    MOVES,
+    warmup_slot(Climb(), Scouts(4)),
+)
+
+
 class KMCLite(_KMC):
-    r"""Kernel HMC, lite version (Strathmann et al., NIPS 2015), with a surrogate fitted to the
-    log densities the chain evaluated (by default; the paper's score matching is an option).
+    r"""Kernel HMC, lite version (Strathmann et al., NIPS 2015): HMC trajectories on a surrogate
+    of the log density learned from the chain, accepted with the true log density.
 
-    HMC trajectories on a surrogate log density learned during tuning, accepted with the *true*
-    log density: one target evaluation per iteration, no model gradient. By default
-    (``surrogate="regression"``, beyond the paper) the surrogate is fitted by kernel ridge
-    regression to the log densities evaluated while tuning, at accepted and rejected proposals
-    alike: a parametric trend (the Gaussian of the least-squares quadratic through those values,
-    or a proper quartic where it predicts them better) plus a Gaussian-kernel correction with
-    one lengthscale per coordinate, so that far from the data trajectories turn back towards
-    it. ``surrogate="score_matching"`` is the paper's ``f(x) = Σ α_i k(z_i, x)``
-    fitted by score matching to a sub-sample ``z`` of the chain's states. Exactness never
-    depends on the surrogate's quality.
-
-    By default (``moves="learned"``) each iteration after the surrogate's first fit is one move
-    of a mixture: the surrogate trajectory, differential evolution and snooker on the chain's
-    history, an independence proposal from a heavy-tailed envelope of the history, and a
-    random walk, with weights learned while tuning from each move's jumps per evaluation and
-    frozen at its end. With ``moves="fixed"`` (the paper's form) each iteration is, with
-    probability ``random_walk_probability``, a Gaussian random-walk move (in the history's
-    mean and covariance, its scale Robbins–Monro tuned towards 0.234 acceptance) and
-    otherwise a surrogate trajectory. Every move is a Metropolis–Hastings move that leaves the
-    target invariant, so the mixture does too; the other moves keep a chain from sticking
-    where the surrogate is steeper than the target (typically in tails the history has not
-    seen).
+    Pick it when the model has no usable gradient (an external likelihood, a pseudo-marginal or
+    simulator estimate) and a target evaluation is expensive: it spends one evaluation per
+    iteration and, once its surrogate has learned the posterior's shape while tuning, moves far
+    along curved and correlated posteriors where a random walk crawls. For near-Gaussian
+    posteriors :class:`AdaptiveMetropolis` is as good and simpler; for several separated modes
+    see :class:`CKAM`; with a gradient, NUTS. Exactness never depends on the surrogate.
 
     Parameters
     ----------
-    <shared: vars>
-    subsample_size : int, default 500
-        Size ``n`` of the history sub-sample the surrogate is fitted on (with
-        ``surrogate="regression"``: the number of kernel centres).
-    surrogate : {"regression", "score_matching"}, default "regression"
-        ``"regression"`` (beyond the paper) fits the log densities the chain *evaluated* while
-        tuning, at accepted and rejected proposals alike:
-        ``f(u) = t(u) + c + Σ_i β_i k(z_i, u)``
-        (:class:`~pymc_kernel_steps.core.RegressionSurrogate`), ``t`` the trend (``−½‖u‖²``
-        or a quartic, see ``trend``), in the frame ``u`` of the
-        Gaussian whose log density is the least-squares quadratic through those evaluations
-        (:func:`~pymc_kernel_steps.core.fit_quadratic_gaussian`, its precisions within
-        1/100–100 of the history's), plus a Gaussian kernel with one
-        lengthscale per whitened coordinate, chosen with the ridge by held-out squared error
-        (:func:`~pymc_kernel_steps.core.select_regression_hyperparameters`; a coordinate the
-        log density does not bend in is dropped from the kernel). Far from the data ``f`` is
-        the trend, which decays, so trajectories turn back. It uses information score matching
-        ignores, learns from rejected proposals the width of a direction the chain has not yet
-        explored,
-        and resolves thin curved ridges an isotropic kernel cannot; a warm start from
-        ``history=`` needs the log densities ``pm.sample`` records, and it needs
-        ``whiten=True`` (its Gaussian term defines its frame). In a compound step the recorded
-        values are conditional log densities at the other variables' values of the moment, and
-        with a noisy (pseudo-marginal) log density they are estimates: the fit is then rougher,
-        never wrong. The frozen kernel is exact either way. ``"score_matching"`` is the paper's
-        surrogate, fitted to the *states* of the history. How the two compare: see the
-        benchmarks page in the documentation.
-    trend : {"auto", "quartic", "quadratic"}, default "auto"
-        The parametric part of ``surrogate="regression"`` (beyond the papers), in place of
-        ``−½‖u‖²``: ``"quadratic"`` keeps that Gaussian; ``"quartic"`` is the least-squares
-        log density of a Gaussian in the features ``(u, u∘u)``
-        (:class:`~pymc_kernel_steps.core.PolynomialTrend`: cubic and quartic terms, its quartic
-        matrix clipped positive definite so that it decays in every direction), which follows
-        a curved ridge, skewness or flattened tails beyond the data the kernel sum needs; the
-        kernel then models what it leaves. ``"auto"`` takes the quartic trend when it predicts
-        held-out evaluations better
-        (:func:`~pymc_kernel_steps.core.select_trend`), decided at each hyper-parameter
-        selection; both need at least twice as many informative evaluations as the quartic's
-        ``1 + d + d(d+1) + d²`` coefficients (2000 are used at most, so ``d ≤ 20``; ``"auto"``
-        holds a fifth of them out to compare, so ``d ≤ 19``), and
-        otherwise the quadratic trend is used. How the trends compare: see the benchmarks page in
-        the documentation. Trajectories on a quartic can grow fast where it
-        is steep; one that
-        leaves the region the chain has seen is rejected without evaluating the model (see
-        ``confine``).
-    <shared: n_steps, step_size>
-        With ``surrogate="regression"``, ``κ`` is the wall's stiffness plus 1.
-    <shared: step_size_adaptation, trajectory_tuning, target_accept, step_size_jitter>
-    <shared: lengthscale>
-        With ``surrogate="regression"``: chosen at the same times by held-out squared error of
-        the log density, ``ℓ`` per whitened coordinate (a given ``lengthscale`` fixes an
-        isotropic kernel).
-    <shared: min_history>
-    refit_interval : int, default 100
-        The surrogate is refitted on a fresh sub-sample every ``refit_interval`` adapting
-        iterations.
-    <shared: adapt_mass, whiten, confine, random_walk_probability, moves>
-    <shared: history>
-        ``surrogate="regression"`` is fitted to log densities, so it needs the ``idata`` of
-        ``pm.sample`` (its ``sample_stats`` hold the log density ``lp`` of every draw) and a step
-        that samples every free variable of the model; those log densities are its first
-        training data.
-    <shared: adapt_after_tuning, scouts, walkers, climb>
-    <shared: model, initial_point, compile_kwargs, rng, blocked>
+    vars : list of variables, optional
+        Continuous variables to sample (default: all continuous free variables).
+    surrogate : Regression, ScoreMatching, "regression" or "score_matching", optional
+        The surrogate and its fit (default :class:`~pymc_kernel_steps.options.Regression`:
+        ridge regression on the evaluated log densities; the paper's is ``ScoreMatching()``).
+    trajectory : Trajectory, optional
+        Leapfrog steps, step size and its tuning, mass matrix, confinement
+        (:class:`~pymc_kernel_steps.options.Trajectory`).
+    moves : LearnedMixture, FixedMoves, "learned" or "fixed", optional
+        Default ``LearnedMixture()``: the trajectory in a mixture with differential evolution,
+        snooker, an envelope and a random walk, weights learned while tuning and then frozen.
+        ``FixedMoves(random_walk_probability=0.25)`` is the paper's form.
+    warmup : list of Climb, Scouts, Walkers, optional
+        The phases before tuning (default ``[Climb(), Scouts(4)]``; ``[]`` for none).
+    history : arviz.DataTree, InferenceData or array of shape (n, d), optional
+        A warm start from an earlier run: every chain's history begins with its states (with
+        ``Regression``, the ``idata`` of ``pm.sample``, whose ``lp`` it fits).
+    adapt_after_tuning : bool, default False
+        Keep adapting through the draws with vanishing probability; by default the draws come
+        from a fixed, exact kernel.
+    model, initial_point, compile_kwargs, rng, blocked : optional
+        As every PyMC step: the model (default: the enclosing one), the point of the variables
+        outside the block, keywords of :func:`pymc.pytensorf.compile` (``pm.sample``'s do not
+        reach a step you build), the random state of a step driven by hand (``pm.sample``
+        reseeds it from ``random_seed``), and PyMC's ``blocked`` (always joint).
 
     See Also
     --------
-    KMCFinite : the same with random Fourier features, updated with every tuning state.
+    KMCFinite : the same with random Fourier features updated with every tuning state.
+    pymc_kernel_steps.options : every option, documented once.
 
     Notes
     -----
-    <shared: kmc_sample_stats>
-    With ``surrogate="regression"``, ``lengthscale`` is the shortest of the per-coordinate
-    lengthscales.
+    The keywords of earlier releases (``n_steps=``, ``subsample_size=``, ``scouts=``, ...) still
+    work, mapped to the options, with a ``DeprecationWarning`` naming the new spelling. Sample
+    stats: ``accept``, ``accepted``, ``accept_rate``, ``logp_evals``, ``diverging``,
+    ``step_size``, ``n_steps``, ``energy``, ``energy_error``, ``n_history``, ``refit``,
+    ``surrogate``, ``lengthscale``, ``move`` and, with learned moves, ``weight_<kind>`` and
+    ``acceptance_<kind>`` (the usage guide describes each).
     """
 
     name = "kmc_lite"
 
+    @public_signature
     def __init__(
+        self,
+        vars=None,
+        *,
+        surrogate=None,
+        trajectory=None,
+        moves=None,
+        warmup=None,
+        history=None,
+        adapt_after_tuning: bool = False,
+        model=None,
+        initial_point=None,
+        compile_kwargs: dict | None = None,
+        rng=None,
+        blocked: bool = True,
+        **deprecated,
+    ):
+        given = {"surrogate": surrogate, "trajectory": trajectory, "moves": moves}
+        self.options = resolve("KMCLite", _OPTIONS, given | {"warmup": warmup}, deprecated)
+        self._configure(
+            vars,
+            **configuration(self.options),
+            history=history,
+            adapt_after_tuning=adapt_after_tuning,
+            model=model,
+            initial_point=initial_point,
+            compile_kwargs=compile_kwargs,
+            rng=rng,
+            blocked=blocked,
+        )
+
+    def _configure(
         self,
         vars=None,
         *,
@@ -155,6 +161,7 @@ class KMCLite(_KMC):
         whiten: bool = True,
         **shared,
     ):
+        """The step from the keywords of its options (:func:`._public.configuration`)."""
         require_int("subsample_size", subsample_size, minimum=2)
         self.subsample_size = int(subsample_size)
         require_choice("surrogate", surrogate, tuple(SURROGATES))
@@ -164,10 +171,7 @@ class KMCLite(_KMC):
         if self.fitter.needs_whitening and not whiten:
             raise ValueError(
                 "surrogate='regression' (the default) needs whiten=True: its Gaussian term, "
-                "fitted to the evaluations, defines the frame of the surrogate (with "
-                "whiten=False it would be N(0, I) in the model's coordinates). For the paper's "
-                "isotropic kernel in the model's coordinates pass surrogate='score_matching' "
-                "with whiten=False."
+                "fitted to the evaluations, defines the frame of the surrogate."
             )
         self.warm_log_densities = None
         super().__init__(vars, whiten=whiten, **shared)

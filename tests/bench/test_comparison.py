@@ -13,6 +13,7 @@ from scipy import stats
 import pymc_kernel_steps as pks
 from pymc_kernel_steps import bench as C
 from pymc_kernel_steps.bench import targets as T
+from pymc_kernel_steps.options import Trajectory
 
 COV = np.array([[1.0, 0.5], [0.5, 2.0]])
 GAUSS_REF = C.Reference(np.zeros(2), np.diag(COV), var_sq=2 * np.diag(COV) ** 2)
@@ -251,7 +252,7 @@ def test_sampler_specifications():
     assert C.as_sampler("NUTS").kind == "nuts"
     assert C.as_sampler("demetropolisz").name == "DEMetropolisZ"
     assert C.as_sampler(pks.KMCLite).name == "KMCLite"
-    named = C.as_sampler(lambda: pks.KMCLite(n_steps=20), "KMCLite(20)")
+    named = C.as_sampler(lambda: pks.KMCLite(trajectory=Trajectory(n_steps=20)), "KMCLite(20)")
     assert named.kind == "step" and named.name == "KMCLite(20)"
     assert C.Reference.coerce(T.TARGETS["banana"]).mean.shape == (8,)
     draws = np.random.default_rng(0).normal(size=(500, 3))

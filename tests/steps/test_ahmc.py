@@ -14,6 +14,7 @@ from scipy import stats as stats_module
 
 from pymc_kernel_steps import KAMH, AdaptiveHMC, LogDensityError
 from pymc_kernel_steps.bench.targets import CountingLogp
+from pymc_kernel_steps.options import BayesianTuning
 
 from ..helpers import CORRELATED_COV, CORRELATED_MEAN, assert_moments, correlated_gaussian_model
 
@@ -150,7 +151,9 @@ def test_tuning_searches_the_box_then_freezes_the_best_parameters():
     model = correlated_gaussian_model()
     step_size_bounds, n_steps_bounds = (0.05, 0.9), (2, 12)
     with model:
-        step = AdaptiveHMC(step_size_bounds=step_size_bounds, n_steps_bounds=n_steps_bounds)
+        step = AdaptiveHMC(
+            tuning=BayesianTuning(step_size_bounds=step_size_bounds, n_steps_bounds=n_steps_bounds)
+        )
     idata = _sample(model, step, tune=1000, draws=300, discard_tuned_samples=False)
     warm, post = idata.warmup_sample_stats, idata.sample_stats
     for stats in (warm, post):
@@ -244,7 +247,7 @@ def test_short_tuning_keeps_the_starting_mass_matrix_and_one_optimisation():
 def test_adapt_after_tuning_keeps_optimising_with_vanishing_probability():
     model = correlated_gaussian_model()
     with model:
-        step = AdaptiveHMC(adapt_after_tuning=True, n_windows=20)
+        step = AdaptiveHMC(tuning=BayesianTuning(n_windows=20), adapt_after_tuning=True)
     idata = _sample(model, step, tune=200, draws=1000)
     stats = idata.sample_stats
     windows = stats.tuning_window.values[0]

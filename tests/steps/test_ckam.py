@@ -16,6 +16,7 @@ from scipy import stats
 from pymc_kernel_steps.core import ChainHistory, gaussian_logpdf
 from pymc_kernel_steps.core.moves import BlindJump, CosineWalk, Mixture, ModeHop
 from pymc_kernel_steps.core.schedules import ckam_sampling_scale
+from pymc_kernel_steps.options import Cycles, KAMProposal
 from pymc_kernel_steps.steps.ckam import CKAM, sampling_phase
 
 from ..helpers import CORRELATED_COV, CORRELATED_MEAN, assert_moments, correlated_gaussian_model
@@ -50,7 +51,7 @@ def _run_step(step, point, iterations, rng=0, tune=100, draws=1000):
 def test_sampling_scales_follow_the_cosine_schedule_and_start_at_nu_exp():
     model = correlated_gaussian_model()
     with model:
-        step = CKAM(cycle_length=150, rng=1)
+        step = CKAM(cycles=Cycles(length=150), rng=1)
     T, K = 150, step.chain.n_explore
     assert K == 60
     trace = _run_step(step, model.initial_point(), K)  # exactly the first exploration phase
@@ -96,7 +97,7 @@ def test_sampling_scales_follow_the_cosine_schedule_and_start_at_nu_exp():
 def test_setup_chain_resets_the_cycle():
     model = correlated_gaussian_model()
     with model:
-        step = CKAM(cycle_length=150)
+        step = CKAM(cycles=Cycles(length=150))
     _run_step(step, model.initial_point(), 200)
     assert step.chain.cycle == 1
     step.setup_chain(np.random.default_rng(1), tune=10, draws=10)
@@ -449,7 +450,7 @@ def test_compound_with_nuts_and_stat_dtypes():
 def test_sampling_phase_keeps_only_sampling_draws():
     with correlated_gaussian_model():
         idata = pm.sample(
-            step=CKAM(cycle_length=100),
+            step=CKAM(cycles=Cycles(length=100)),
             tune=150,
             draws=450,
             chains=2,
@@ -484,9 +485,14 @@ def test_sampling_phase_keeps_the_prior_groups_as_they_are(prior_draws):
     model = correlated_gaussian_model()
     with model:
         idata = pm.sample(
-            step=CKAM(cycle_length=100), tune=100, draws=600, chains=1, cores=1, random_seed=3,
+            step=CKAM(cycles=Cycles(length=100)),
+            tune=100,
+            draws=600,
+            chains=1,
+            cores=1,
+            random_seed=3,
             **QUIET,
-        )  # fmt: skip
+        )
         idata.update(pm.sample_prior_predictive(draws=prior_draws, random_seed=1))
     selected = sampling_phase(idata)
     prior = idata["prior"].to_dataset()
@@ -498,9 +504,14 @@ def test_sampling_phase_keeps_the_prior_groups_as_they_are(prior_draws):
 def test_sampling_phase_of_something_else_is_a_clear_error():
     with correlated_gaussian_model():
         idata = pm.sample(
-            step=CKAM(cycle_length=100), tune=100, draws=200, chains=1, cores=1, random_seed=3,
+            step=CKAM(cycles=Cycles(length=100)),
+            tune=100,
+            draws=200,
+            chains=1,
+            cores=1,
+            random_seed=3,
             **QUIET,
-        )  # fmt: skip
+        )
     for wrong in (idata.posterior, idata.posterior.to_dataset(), [1, 2]):
         with pytest.raises(TypeError, match="`idata` must be the DataTree that pm.sample"):
             sampling_phase(wrong)
@@ -513,7 +524,7 @@ def test_sampling_phase_of_something_else_is_a_clear_error():
 def test_pickle_round_trip_steps_identically():
     model = correlated_gaussian_model()
     with model:
-        step = CKAM(cycle_length=100)
+        step = CKAM(cycles=Cycles(length=100))
     clone = pickle.loads(cloudpickle.dumps(step))
     runs = [
         np.array([x for x, _ in _run_step(candidate, model.initial_point(), 250, rng=9)])
@@ -527,7 +538,7 @@ def test_a_cycle_without_kam_moves_samples_with_its_random_walk_in_the_start_s_f
     random walk for its sampling phase: N(x, s² D²) with the start's scales D, not N(x, s² I)."""
     with pm.Model() as model:
         pm.Normal("x", 0.0, sigma=np.array([1e-3, 1e3]), shape=2)
-        step = CKAM(cycle_length=100)
+        step = CKAM(cycles=Cycles(length=100))
     point = _run_step(step, model.initial_point(), 1)[-1][0]
     chain = step.chain
     frame = chain.start_scales
@@ -544,18 +555,18 @@ def test_a_cycle_without_kam_moves_samples_with_its_random_walk_in_the_start_s_f
 @pytest.mark.parametrize(
     "kwargs, match",
     [
-        ({"exploration_fraction": 0.0}, "exploration_fraction"),
-        ({"exploration_fraction": 1.0}, "exploration_fraction"),
-        ({"exploration_fraction": -0.3}, "exploration_fraction"),
-        ({"cycle_length": 60}, "too short.*at least 100"),
-        ({"cycle_length": 1}, "cycle_length"),
-        ({"gamma": 0.0}, "gamma"),
-        ({"jump_scale": -1.0}, "jump_scale"),
-        ({"subsample_size": 1}, "subsample_size"),
-        ({"target_accept": 1.0}, "target_accept"),
+        (lambda: {"cycles": Cycles(exploration_fraction=0.0)}, "exploration_fraction"),
+        (lambda: {"cycles": Cycles(exploration_fraction=1.0)}, "exploration_fraction"),
+        (lambda: {"cycles": Cycles(exploration_fraction=-0.3)}, "exploration_fraction"),
+        (lambda: {"cycles": Cycles(length=60)}, "too short.*at least 100"),
+        (lambda: {"cycles": Cycles(length=1)}, "Cycles.length"),
+        (lambda: {"proposal": KAMProposal(gamma=0.0)}, "gamma"),
+        (lambda: {"cycles": Cycles(jump_scale=-1.0)}, "jump_scale"),
+        (lambda: {"proposal": KAMProposal(subsample_size=1)}, "subsample_size"),
+        (lambda: {"proposal": KAMProposal(target_accept=1.0)}, "target_accept"),
     ],
 )
 def test_bad_parameters_raise(kwargs, match):
     with correlated_gaussian_model():
         with pytest.raises(ValueError, match=match):
-            CKAM(**kwargs)
+            CKAM(**kwargs())

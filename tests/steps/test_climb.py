@@ -1,5 +1,5 @@
-"""The steps' climb before tuning (``climb=``): when a chain climbs, what it counts, that a start
-in the bulk is untouched, and that the draws stay exact."""
+"""The steps' climb before tuning (``warmup=[Climb(), ...]``): when a chain climbs, what it
+counts, that a start in the bulk is untouched, and that the draws stay exact."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import pytest
 from pymc_kernel_steps import CKAM, KAMH, AdaptiveHMC, AdaptiveMetropolis, KMCFinite, KMCLite
 from pymc_kernel_steps.bench._util import sample_quietly
 from pymc_kernel_steps.core import climb_budget
+from pymc_kernel_steps.options import Climb, Scouts, Walkers
 from tests.helpers import assert_moments
 
 CLIMBING = [KMCLite, KMCFinite, KAMH]
@@ -44,7 +45,7 @@ def _first_iteration(step, model, tune=1000):
 def test_a_far_start_climbs_and_counts_the_climb(step_class):
     model = _far_start_model()
     with model:
-        step = step_class(scouts=1)
+        step = step_class(warmup=[Climb()])
     planned = step.start_evaluations(model.initial_point())
     point, stats = _first_iteration(step, model)
     chain = step.chain
@@ -61,7 +62,7 @@ def test_a_far_start_climbs_and_counts_the_climb(step_class):
 def test_climb_false_keeps_pymc_s_start(step_class):
     model = _far_start_model()
     with model:
-        step = step_class(scouts=1, climb=False)
+        step = step_class(warmup=[])
     planned = step.start_evaluations(model.initial_point())
     _, stats = _first_iteration(step, model)
     assert step.chain.climb_evaluations == 0
@@ -76,7 +77,9 @@ def test_a_start_in_the_bulk_is_untouched(step_class):
         pm.Normal("x", 0.3, 1.0, shape=2)
     with model:
         draws = [
-            sample_quietly(model, step_class(climb=climb), 300, 100, 1, 5).posterior["x"].values
+            sample_quietly(model, step_class(warmup=[Climb()] if climb else []), 300, 100, 1, 5)
+            .posterior["x"]
+            .values
             for climb in (True, False)
         ]
     np.testing.assert_array_equal(draws[0], draws[1])
@@ -109,7 +112,7 @@ def test_the_baselines_keep_pymc_s_start_by_default(step_class):
     with model:
         step = step_class()
         assert not step.climb
-        assert step_class(climb=True).climb
+        assert step_class(warmup=[Climb()]).climb
         assert not CKAM().climb
     _first_iteration(step, model)
     assert step.chain.climb_evaluations == 0
@@ -131,7 +134,7 @@ def test_climb_must_be_a_bool(value):
 
 def test_the_climb_survives_pickling():
     with _far_start_model():
-        step = KAMH(climb=False)
+        step = KAMH(warmup=[Scouts(4), Walkers(4)])
     assert cloudpickle.loads(cloudpickle.dumps(step)).climb is False
 
 

@@ -14,6 +14,7 @@ import pytest
 from pymc_kernel_steps import KAMH, LogDensityError
 from pymc_kernel_steps.bench.targets import CountingLogp
 from pymc_kernel_steps.bench.targets.lotka_volterra_rk4 import LV_TRUE, lotka_volterra_model
+from pymc_kernel_steps.options import KAMProposal
 from pymc_kernel_steps.steps._moves import MOVE_KINDS
 
 from ..helpers import NULL_MOVES, posterior_array
@@ -209,7 +210,7 @@ def test_bad_flag_types_are_rejected():
         with pytest.raises(TypeError, match="adapt_after_tuning"):
             KAMH(adapt_after_tuning="no")
         with pytest.raises(TypeError, match="whiten"):
-            KAMH(whiten=1)
+            KAMH(proposal=KAMProposal(whiten=1))
 
 
 def _reported(warnings) -> bool:

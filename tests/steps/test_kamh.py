@@ -20,6 +20,7 @@ from pymc_kernel_steps.core import (
 )
 from pymc_kernel_steps.core import whitening as whitening_module
 from pymc_kernel_steps.core.moves import RW_FACTOR, KAMMove
+from pymc_kernel_steps.options import Climb, KAMProposal
 from pymc_kernel_steps.steps._moves import MOVE_KINDS
 
 from ..helpers import (
@@ -195,7 +196,7 @@ def test_a_candidate_s_score_is_the_squared_jump_weighted_by_the_chance_of_a_rej
     candidate's moving average (expectation ``α (1 − α) ‖u* − u‖²``), with ``u`` the state it
     was proposed from; the candidate with the largest average is kept."""
     with correlated_gaussian_model() as model:
-        step = KAMH(scouts=1, walkers=1)
+        step = KAMH(warmup=[Climb()])
     step.setup_chain(np.random.default_rng(0), tune=1000, draws=10)
     point = model.initial_point()
     kam_code = MOVE_KINDS.index("kam")
@@ -278,17 +279,19 @@ def test_adaptive_metropolis_signature_is_explicit_and_has_no_kernel():
     parameters = inspect.signature(AdaptiveMetropolis).parameters
     assert "kwargs" not in parameters and "kernel" not in parameters
     # moves="learned" is KAMH's; AdaptiveMetropolis stays the baseline (Haario's)
-    assert set(parameters) == set(inspect.signature(KAMH).parameters) - {"kernel", "moves"}
+    assert set(parameters) == set(inspect.signature(KAMH).parameters) - {"moves"}
     with correlated_gaussian_model():
         with pytest.raises(TypeError, match="kernel"):
             AdaptiveMetropolis(kernel=GaussianKernel(1.0))
+        with pytest.raises(ValueError, match="linear"):
+            AdaptiveMetropolis(proposal=KAMProposal(kernel=GaussianKernel(1.0)))
 
 
 def test_pickle_round_trip_steps_identically():
     """A cloudpickled step (as sent to spawn/forkserver workers) makes the same transitions."""
     model = correlated_gaussian_model()
     with model:
-        step = KAMH(min_history=20)
+        step = KAMH(proposal=KAMProposal(min_history=20))
     clone = pickle.loads(cloudpickle.dumps(step))
     point = model.initial_point()
     runs = []

@@ -15,6 +15,7 @@ import pytest
 
 from pymc_kernel_steps import KMCFinite, KMCLite
 from pymc_kernel_steps.core import kinetic_energy
+from pymc_kernel_steps.options import FiniteFeatures, Regression
 
 from ..helpers import (
     CORRELATED_COV,
@@ -355,7 +356,7 @@ def test_adapt_after_tuning_keeps_refitting():
     model = correlated_gaussian_model()
     with model:
         idata = pm.sample(
-            step=KMCLite(adapt_after_tuning=True, refit_interval=20),
+            step=KMCLite(surrogate=Regression(refit_interval=20), adapt_after_tuning=True),
             tune=300, draws=600, chains=1, cores=1, random_seed=6, **QUIET,
         )  # fmt: skip
     assert idata.sample_stats.refit.values.sum() > 3
@@ -364,7 +365,7 @@ def test_adapt_after_tuning_keeps_refitting():
 def test_finite_updates_online_during_tuning():
     model = correlated_gaussian_model()
     with model:
-        step = KMCFinite(min_history=50, n_features=50)
+        step = KMCFinite(surrogate=FiniteFeatures(n_features=50, min_history=50))
         idata = pm.sample(
             step=step, tune=200, draws=10, chains=1, cores=1, random_seed=8,
             discard_tuned_samples=False, **QUIET,
@@ -426,7 +427,7 @@ def test_pickle_round_trip_steps_identically(kmc_class):
         ({"step_size_adaptation": "newton"}, "step_size_adaptation"),
         ({"target_accept": 1.0, "step_size_adaptation": "dual_averaging"}, "target_accept"),
         ({"target_accept": 0.8}, "step_size_adaptation='dual_averaging'"),
-        ({"step_size_jitter": 1.0}, "step_size_jitter"),
+        ({"step_size_jitter": 1.0}, "Trajectory.jitter"),
         ({"lengthscale": -1.0}, "lengthscale"),
         ({"lengthscale": float("nan")}, "lengthscale"),
         ({"regularization": 0.0}, "regularization"),
@@ -477,12 +478,12 @@ def test_signature_and_help_show_the_real_parameters(kmc_class):
     import pydoc
 
     parameters = inspect.signature(kmc_class).parameters
-    assert "kwargs" not in parameters
-    for name in ("n_steps", "step_size", "target_accept", "whiten", "confine", "rng"):
+    assert "kwargs" not in parameters and "deprecated" not in parameters
+    for name in ("surrogate", "trajectory", "moves", "warmup", "history", "rng"):
         assert name in parameters
     text = pydoc.render_doc(kmc_class, renderer=pydoc.plaintext)
     assert "Create the ArrayStepShared object" not in text
-    assert "random_walk_probability : float" in text
+    assert "trajectory : Trajectory" in text
 
 
 @pytest.mark.slow

@@ -1,4 +1,4 @@
-"""KMCLite / KMCFinite with trajectory_tuning="bayesopt": (ε, L) by annealed GP-UCB of the ESJD
+"""KMCLite / KMCFinite with Trajectory(tuning="bayesopt"): (ε, L) by annealed GP-UCB of the ESJD
 per target evaluation (paper 003's tuner on KMC's trajectories)."""
 
 from __future__ import annotations
@@ -8,6 +8,7 @@ import pymc as pm
 import pytest
 
 from pymc_kernel_steps import KMCFinite, KMCLite
+from pymc_kernel_steps.options import FiniteFeatures, Regression, Trajectory
 
 from ..helpers import CORRELATED_COV, CORRELATED_MEAN, assert_moments, correlated_gaussian_model
 
@@ -19,15 +20,23 @@ def kmc_class(request):
     return request.param
 
 
+def _surrogate(kmc_class, **fields):
+    """The step's default surrogate with ``fields``."""
+    return (Regression if kmc_class is KMCLite else FiniteFeatures)(**fields)
+
+
 def test_bad_trajectory_tuning_raises(kmc_class):
     with correlated_gaussian_model():
-        with pytest.raises(ValueError, match="trajectory_tuning"):
-            kmc_class(trajectory_tuning="grid")
+        with pytest.raises(ValueError, match="`Trajectory.tuning`"):
+            kmc_class(trajectory=Trajectory(tuning="grid"))
 
 
 def test_trajectories_tuned_in_the_box_then_frozen(kmc_class):
     with correlated_gaussian_model():
-        step = kmc_class(trajectory_tuning="bayesopt", n_steps=(5, 20), min_history=100)
+        step = kmc_class(
+            trajectory=Trajectory(tuning="bayesopt", n_steps=(5, 20)),
+            surrogate=_surrogate(kmc_class, min_history=100),
+        )
         idata = pm.sample(
             step=step, tune=600, draws=300, chains=1, cores=1, random_seed=3,
             discard_tuned_samples=False, **QUIET,
@@ -59,7 +68,12 @@ def test_trajectories_tuned_in_the_box_then_frozen(kmc_class):
 def test_bayesopt_tuned_kmc_keeps_the_moments(kmc_class):
     with correlated_gaussian_model():
         idata = pm.sample(
-            step=kmc_class(trajectory_tuning="bayesopt"), tune=1500, draws=2000, chains=2,
-            cores=1, random_seed=5, **QUIET,
-        )  # fmt: skip
+            step=kmc_class(trajectory=Trajectory(tuning="bayesopt")),
+            tune=1500,
+            draws=2000,
+            chains=2,
+            cores=1,
+            random_seed=5,
+            **QUIET,
+        )
     assert_moments(idata.posterior.x.values, CORRELATED_MEAN, np.diag(CORRELATED_COV))

@@ -21,6 +21,7 @@ from pymc_kernel_steps.bench.targets import banana_model
 from pymc_kernel_steps.bench.targets.synthetic import banana_moments
 from pymc_kernel_steps.core import RegressionSurrogate
 from pymc_kernel_steps.core.surrogates import LiteScoreFitter, RegressionFitter
+from pymc_kernel_steps.options import Regression
 
 from ..helpers import CORRELATED_COV, CORRELATED_MEAN, assert_moments, correlated_gaussian_model
 from .test_kmc import (
@@ -252,7 +253,7 @@ def test_tuned_then_frozen_regression_kmc_keeps_the_moments():
 def test_evaluations_are_recorded_while_tuning_only():
     model = correlated_gaussian_model()
     with model:
-        step = KMCLite(surrogate="regression", min_history=60)
+        step = KMCLite(surrogate=Regression(min_history=60))
     step.setup_chain(np.random.default_rng(4), tune=200, draws=50)
     point, evaluations = model.initial_point(), 0
     for i in range(250):
@@ -289,7 +290,7 @@ def test_relevance_determination_drops_the_coordinates_off_the_banana():
     passed, seen = 0, []
     for seed in (5, 6, 7, 8, 9):
         with banana_model(4):
-            step = KMCLite(surrogate="regression", trend="quadratic")
+            step = KMCLite(surrogate=Regression(trend="quadratic"))
             pm.sample(step=step, tune=2000, draws=10, chains=1, random_seed=seed, **QUIET)
         precisions = step.chain.precisions
         seen.append(precisions)
@@ -301,7 +302,7 @@ def test_relevance_determination_drops_the_coordinates_off_the_banana():
 def test_pickle_round_trip_steps_identically():
     model = correlated_gaussian_model()
     with model:
-        step = KMCLite(surrogate="regression", min_history=30)
+        step = KMCLite(surrogate=Regression(min_history=30))
     clone = assert_pickled_clone_steps_identically(step, model)
     assert isinstance(clone.chain.surrogate, RegressionSurrogate)
 
@@ -310,7 +311,7 @@ def test_the_regression_surrogate_is_the_default():
     with correlated_gaussian_model():
         assert isinstance(KMCLite().fitter, RegressionFitter)
         assert isinstance(KMCLite(surrogate="score_matching").fitter, LiteScoreFitter)
-        with pytest.raises(ValueError, match="the default.*surrogate='score_matching'"):
+        with pytest.raises(ValueError, match="the default.*surrogate=ScoreMatching"):
             KMCLite(whiten=False)  # the paper's isotropic kernel is score matching's option
 
 
@@ -322,8 +323,8 @@ def test_bad_surrogate_and_warm_start_name_the_parameter():
             KMCLite(surrogate="regression", history=np.random.default_rng(0).normal(size=(50, 4)))
         with pytest.raises(ValueError, match="whiten=True"):
             KMCLite(surrogate="regression", whiten=False)
-        with pytest.raises(ValueError, match="`trend` must be one of"):
-            KMCLite(trend="cubic")
+        with pytest.raises(ValueError, match="`Regression.trend` must be one of"):
+            KMCLite(surrogate=Regression(trend="cubic"))
         with pytest.raises(ValueError, match="`trend`.*surrogate='score_matching' has none"):
             KMCLite(surrogate="score_matching", trend="quartic")
 
@@ -331,7 +332,7 @@ def test_bad_surrogate_and_warm_start_name_the_parameter():
 def test_a_fixed_lengthscale_gives_an_isotropic_kernel():
     model = correlated_gaussian_model()
     with model:
-        step = KMCLite(surrogate="regression", lengthscale=0.8, min_history=60)
+        step = KMCLite(surrogate=Regression(lengthscale=0.8, min_history=60))
     step.setup_chain(np.random.default_rng(6), tune=300, draws=1)
     point = model.initial_point()
     for _ in range(300):
@@ -343,7 +344,7 @@ def test_a_fixed_lengthscale_gives_an_isotropic_kernel():
 def test_with_adapt_after_tuning_the_draws_are_recorded_too():
     model = correlated_gaussian_model()
     with model:
-        step = KMCLite(surrogate="regression", min_history=60, adapt_after_tuning=True)
+        step = KMCLite(surrogate=Regression(min_history=60), adapt_after_tuning=True)
     step.setup_chain(np.random.default_rng(7), tune=150, draws=50)
     point, evaluations = model.initial_point(), 0
     for i in range(200):
@@ -414,7 +415,7 @@ def test_warm_start_from_a_pilot_run_reads_its_log_densities():
     model = correlated_gaussian_model()
     with model:
         pilot = pm.sample(
-            step=KMCLite(surrogate="regression", min_history=50), tune=100, draws=100,
+            step=KMCLite(surrogate=Regression(min_history=50)), tune=100, draws=100,
             chains=2, random_seed=1, **QUIET,
         )  # fmt: skip
         step = KMCLite(surrogate="regression", history=pilot)

@@ -9,6 +9,7 @@ import pymc as pm
 import pytest
 
 from pymc_kernel_steps import KAMH, AdaptiveMetropolis, KMCFinite, KMCLite
+from pymc_kernel_steps.options import FixedMoves, KAMProposal, Regression
 from pymc_kernel_steps.steps._moves import LEARNED_INITIAL_WEIGHTS, MOVE_KINDS
 
 from ..helpers import CORRELATED_COV, CORRELATED_MEAN, assert_moments, correlated_gaussian_model
@@ -125,8 +126,8 @@ def test_a_random_walk_share_needs_the_fixed_mixture(kmc_class):
     error that says so, never silently ignored."""
     with correlated_gaussian_model():
         with pytest.raises(ValueError, match="random_walk_probability.*moves='fixed'"):
-            kmc_class(random_walk_probability=0.0)
-        step = kmc_class(moves="fixed", random_walk_probability=0.0)
+            kmc_class(random_walk_probability=0.0)  # the old keyword: refused before a warning
+        step = kmc_class(moves=FixedMoves(random_walk_probability=0.0))
     assert step.random_walk_probability == 0.0
 
 
@@ -146,7 +147,9 @@ def test_pure_form_without_random_walk_is_kept():
     """moves="fixed" with random_walk_probability=0: after the first fit every proposal is a
     trajectory (the paper's pure form); only coordinate moves join it while tuning."""
     with correlated_gaussian_model():
-        step = KMCLite(moves="fixed", random_walk_probability=0.0, min_history=60)
+        step = KMCLite(
+            surrogate=Regression(min_history=60), moves=FixedMoves(random_walk_probability=0.0)
+        )
         idata = pm.sample(step=step, tune=300, draws=300, chains=1, random_seed=2, **QUIET)
     codes = idata.sample_stats.move.values.ravel()
     assert np.all(codes == MOVE_KINDS.index("surrogate_hmc"))
@@ -162,7 +165,11 @@ def test_pure_form_without_random_walk_is_kept():
         (KMCLite, {}, ("surrogate_hmc", "envelope")),
         # without whitening, KAM and the random walk see the scales 1 and 30 and correlation
         # 0.99 in the model's coordinates; DE, snooker and the envelope are affine invariant
-        (KAMH, {"whiten": False}, ("differential_evolution", "snooker", "envelope")),
+        (
+            KAMH,
+            {"proposal": KAMProposal(whiten=False)},
+            ("differential_evolution", "snooker", "envelope"),
+        ),
     ],
     ids=["KMCLite-trajectory", "KAMH-unwhitened-DE"],
 )

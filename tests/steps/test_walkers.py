@@ -1,5 +1,5 @@
-"""The walkers of a tuning chain (``walkers=``): when they move and for how long, that the chain
-goes on from the highest, that the draws stay exact, and bad input."""
+"""The walkers of a tuning chain (``warmup=[..., Walkers(n)]``): when they move and for how long,
+that the chain goes on from the highest, that the draws stay exact, and bad input."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from pymc_kernel_steps import CKAM, KAMH, AdaptiveHMC, AdaptiveMetropolis, KMCFi
 from pymc_kernel_steps.bench._util import sample_quietly
 from pymc_kernel_steps.bench.targets import noisy_gaussian_model
 from pymc_kernel_steps.core.warmup import WALKER_SHARE
+from pymc_kernel_steps.options import Climb, Scouts, Walkers
 from tests.helpers import CORRELATED_COV, CORRELATED_MEAN, assert_moments, correlated_gaussian_model
 
 WALKING = [KMCLite, KMCFinite, KAMH]
@@ -33,7 +34,7 @@ def _run(step, point, iterations):
 def test_four_walkers_take_turns_for_half_of_tuning(step_class):
     model = _gaussian()
     with model:
-        step = step_class(scouts=1, walkers=4)
+        step = step_class(warmup=[Climb(), Walkers(4)])
     tune = 400
     step.setup_chain(np.random.default_rng(2), tune=tune, draws=50)
     chain = step.chain
@@ -69,7 +70,7 @@ def test_the_draws_kernel_is_fitted_to_the_chain_s_own_half_of_tuning():
     # (the docs say so; putting the walkers' explorations in made KAMH worse)
     model = _gaussian()
     with model:
-        step = KAMH(scouts=1, walkers=4)
+        step = KAMH(warmup=[Climb(), Walkers(4)])
     tune = 400
     step.setup_chain(np.random.default_rng(5), tune=tune, draws=10)
     fits = []
@@ -98,14 +99,14 @@ def test_kamh_has_four_by_default_and_the_kmc_steps_none():
     with _gaussian():
         assert KAMH().walkers == 4
         assert KMCLite().walkers == 1 and KMCFinite().walkers == 1
-        assert KMCLite(walkers=4).walkers == 4
+        assert KMCLite(warmup=[Climb(), Scouts(4), Walkers(4)]).walkers == 4
 
 
 @pytest.mark.parametrize("step_class", WALKING)
 def test_walkers_1_turns_them_off(step_class):
     model = _gaussian()
     with model:
-        step = step_class(walkers=1)
+        step = step_class(warmup=[Climb(), Scouts(4)])
     step.setup_chain(np.random.default_rng(0), tune=400, draws=10)
     _run(step, model.initial_point(), 10)
     assert step.chain.walker_iterations == 0 and step.chain.walkers is None
@@ -117,13 +118,13 @@ def test_no_walkers_without_tuning_in_a_compound_step_or_for_a_noisy_log_density
         pm.Normal("y", x)
         partial = KAMH(vars=[x])
     with noisy_gaussian_model():
-        noisy = KMCFinite(walkers=4)
+        noisy = KMCFinite(warmup=[Climb(), Scouts(4), Walkers(4)])
     assert noisy.noisy_logp
     for step in (partial, noisy):
         step.setup_chain(np.random.default_rng(0), tune=400, draws=10)
         assert step.chain.walker_iterations == 0
     with _gaussian():
-        step = KMCLite(walkers=4)
+        step = KMCLite(warmup=[Climb(), Scouts(4), Walkers(4)])
     step.setup_chain(np.random.default_rng(0), tune=0, draws=10)
     assert step.chain.walker_iterations == 0
 
@@ -131,7 +132,7 @@ def test_no_walkers_without_tuning_in_a_compound_step_or_for_a_noisy_log_density
 def test_the_baseline_has_none_by_default():
     with _gaussian():
         assert AdaptiveMetropolis().walkers == 1
-        assert AdaptiveMetropolis(walkers=3).walkers == 3
+        assert AdaptiveMetropolis(warmup=[Scouts(4), Walkers(3)]).walkers == 3
 
 
 @pytest.mark.parametrize("step_class", [CKAM, AdaptiveHMC])
@@ -144,14 +145,14 @@ def test_steps_with_their_own_tuning_take_no_walkers_argument(step_class):
 @pytest.mark.parametrize("walkers", [0, -1, 2.5, True, "4"])
 def test_bad_walkers(walkers):
     with _gaussian():
-        with pytest.raises((TypeError, ValueError), match="walkers"):
-            KAMH(walkers=walkers)
+        with pytest.raises((TypeError, ValueError), match="(?i)walkers"):
+            KAMH(warmup=[Climb(), Scouts(4), Walkers(walkers)])
 
 
 def test_a_step_pickled_while_its_walkers_move_resumes_identically():
     model = _gaussian()
     with model:
-        step = KAMH(scouts=1)
+        step = KAMH(warmup=[Climb(), Walkers(4)])
     step.setup_chain(np.random.default_rng(5), tune=400, draws=10)
     point = _run(step, model.initial_point(), 50)
     clone = cloudpickle.loads(cloudpickle.dumps(step))
@@ -169,5 +170,6 @@ def test_a_step_pickled_while_its_walkers_move_resumes_identically():
 def test_draws_after_walkers_have_the_posterior_s_moments(step_class):
     model = correlated_gaussian_model()
     with model:
-        idata = sample_quietly(model, step_class(walkers=4), 1000, 2000, 2, 17)
+        step = step_class(warmup=[Climb(), Scouts(4), Walkers(4)])
+        idata = sample_quietly(model, step, 1000, 2000, 2, 17)
     assert_moments(idata.posterior["x"].values, CORRELATED_MEAN, np.diag(CORRELATED_COV))

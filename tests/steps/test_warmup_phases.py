@@ -1,6 +1,6 @@
-"""The steps' warm-up as data: the phases built from ``scouts=``, ``walkers=`` and ``climb=``, and
-a step whose iteration asks its list of phases and nothing else (a phase of one's own is asked at
-the chain's start, for the iterations it owns and for a state to hand over)."""
+"""The steps' warm-up as data: the phases built from ``warmup=[Climb(), Scouts(n), Walkers(n)]``,
+and a step whose iteration asks its list of phases and nothing else (a phase of one's own is asked
+at the chain's start, for the iterations it owns and for a state to hand over)."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from pymc_kernel_steps import CKAM, KAMH, AdaptiveHMC, AdaptiveMetropolis, KMCFi
 from pymc_kernel_steps.core import conditional_scales
 from pymc_kernel_steps.core.moves import Proposal, RandomWalk
 from pymc_kernel_steps.core.warmup import Outcome, Phase, StartScalesPhase
+from pymc_kernel_steps.options import Climb, Scouts, Walkers
 
 
 def _gaussian() -> pm.Model:
@@ -102,9 +103,11 @@ def test_the_keywords_become_the_phases():
         names = {
             "KAMH": [p.name for p in KAMH().phases],
             "KMCLite": [p.name for p in KMCLite().phases],
-            "KMCFinite walkers": [p.name for p in KMCFinite(walkers=3).phases],
+            "KMCFinite walkers": [
+                p.name for p in KMCFinite(warmup=[Climb(), Scouts(4), Walkers(3)]).phases
+            ],
             "AdaptiveMetropolis": [p.name for p in AdaptiveMetropolis().phases],
-            "no climb, scouts": [p.name for p in KAMH(climb=False, scouts=1).phases],
+            "no climb, scouts": [p.name for p in KAMH(warmup=[Walkers(4)]).phases],
             "CKAM": [p.name for p in CKAM().phases],
             "AdaptiveHMC": [p.name for p in AdaptiveHMC().phases],
             "AdaptiveHMC without mass": list(AdaptiveHMC(adapt_mass=False).phases),
@@ -133,7 +136,7 @@ def test_the_iteration_asks_the_phases_and_nothing_else(step_class):
     chain a state on each iteration of the step's own."""
     model = _gaussian()
     with model:
-        step = step_class(scouts=4, walkers=4, climb=False)
+        step = step_class(warmup=[Scouts(4), Walkers(4)])
     owner, handing = Owner(length=5), Handing([2.0, -1.0])
     step.phases = (StartScalesPhase(), owner, handing)
     step.setup_chain(np.random.default_rng(1), tune=2000, draws=10)
@@ -164,7 +167,7 @@ def test_the_iteration_asks_the_phases_and_nothing_else(step_class):
 def test_a_phase_that_moves_the_start_is_counted_and_the_scales_are_measured_there():
     model = _gaussian()
     with model:
-        step = KAMH(scouts=1, walkers=1, climb=False)
+        step = KAMH(warmup=[])
     there = np.array([1.5, -0.5])
     step.phases = (StartScalesPhase(), Teleport(there))
     planned = step.start_evaluations(model.initial_point())
@@ -185,7 +188,7 @@ def test_a_phase_that_moves_the_start_is_counted_and_the_scales_are_measured_the
 def test_a_step_with_phases_of_its_own_pickles_and_resumes_identically():
     model = _gaussian()
     with model:
-        step = KAMH(scouts=1, walkers=1, climb=False)
+        step = KAMH(warmup=[])
     step.phases = (StartScalesPhase(), Owner(length=3), Handing([0.0, 0.0]))
     step.setup_chain(np.random.default_rng(4), tune=50, draws=10)
     point, _ = _run(step, model.initial_point(), 2)
@@ -199,7 +202,7 @@ def test_the_warmup_states_travel_with_the_sampling_state():
     """Sequential chains restore ``sampling_state``: the scouts' and walkers' states are in it."""
     model = _gaussian()
     with model:
-        step = KAMH(scouts=2, walkers=2)
+        step = KAMH(warmup=[Climb(), Scouts(2), Walkers(2)])
     step.setup_chain(np.random.default_rng(6), tune=1000, draws=10)
     point, _ = _run(step, model.initial_point(), 90)  # within the scouts (100 iterations)
     saved = step.sampling_state
@@ -220,7 +223,7 @@ def test_a_state_handed_over_is_judged_by_its_own_log_density(step_class):
     leave the posterior invariant while they tuned."""
     model = _gaussian()
     with model:
-        step = step_class(scouts=1, walkers=1, climb=False)
+        step = step_class(warmup=[])
     handed = np.array([2.0, -1.0])
     step.phases = (StartScalesPhase(), Handing(handed))
     step.setup_chain(np.random.default_rng(3), tune=100, draws=10)
