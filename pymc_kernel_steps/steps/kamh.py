@@ -8,16 +8,21 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._validation import require_positive
-from ..core.adaptation import CandidateSearch, Feedback, RobbinsMonroScale
+from ..core.adaptation import (
+    SCALE_RANGE,
+    CandidateSearch,
+    Feedback,
+    RobbinsMonroScale,
+    min_accepted_moves,
+)
 from ..core.history import ChainHistory
 from ..core.kernels import GaussianKernel, LinearKernel, median_lengthscale
-from ..core.moves import RW_FACTOR, KAMMove, Mixture, Proposal, RandomWalk
+from ..core.moves import RW_FACTOR, KAMMove, LearnedMoves, Mixture, Proposal, RandomWalk
 from ..core.proposals import kamh_feature_covariance
 from ..core.whitening import Whitening
 from ._docs import with_shared_parameters
 from ._kam import KAMStep
-from ._moves import LearnedMoves, learned_instance_stats, move_code, moves_attribute, require_moves
-from ._tuning import SCALE_RANGE, min_accepted_moves
+from ._moves import learned_instance_stats, move_code, moves_attribute, require_moves
 from .base import ChainState, KernelStep
 
 __all__ = ["KAMH", "KAMHChain", "AdaptiveMetropolis"]
