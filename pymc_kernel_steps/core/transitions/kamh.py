@@ -256,6 +256,10 @@ def init(
 ) -> KAMHState:
     """A chain's state at ``position`` (log density ``log_density``), before any fit.
 
+    A caller that learns the position only later (a PyMC step, before the warm-up) may pass NaN
+    and set :attr:`KAMHState.position` and :attr:`KAMHState.log_density` before the first
+    :func:`step`.
+
     Parameters
     ----------
     position : array_like, shape (d,)
@@ -267,6 +271,10 @@ def init(
         Whether the chain starts tuning (False: frozen from the start).
     tune_length : int
         The tuning iterations planned (0: unknown).
+
+    Returns
+    -------
+    KAMHState
     """
     dim = settings.dim
     history = ChainHistory(dim) if history is None else history
@@ -297,7 +305,13 @@ def freeze(state: KAMHState) -> KAMHState:
     """End of tuning: the best lengthscale candidate is kept and the learned mixture's weights,
     population and moves are fixed, so the draws come from one Metropolis–Hastings kernel
     (unless ``settings.adapt_after_tuning``, which keeps adapting ``ν²`` and the sub-sample
-    with a vanishing probability)."""
+    with a vanishing probability).
+
+    Returns
+    -------
+    KAMHState
+        ``state``, frozen in place.
+    """
     state.tuning = False
     _keep_best_candidate(state)
     if state.learned is not None:
@@ -312,8 +326,22 @@ def step(
     rejected without: a degenerate or null proposal), accept or reject, then record the outcome
     and adapt.
 
-    ``log_density_fn`` may return NaN or +inf (rejected, reported in :attr:`KAMHInfo.log_density`)
-    and may raise; the state is then unchanged but for the random numbers drawn.
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+        Every random number of the iteration (the proposal, the accept test, the sub-sample).
+    state : KAMHState
+        The chain's state; updated in place.
+    log_density_fn : callable
+        The target's log density at a point. It may return NaN or +inf (the proposal is
+        rejected; the value is reported in :attr:`KAMHInfo.log_density`) and may raise (the
+        state's position is then unchanged).
+
+    Returns
+    -------
+    state : KAMHState
+        ``state``, after the iteration.
+    info : KAMHInfo
     """
     x = state.position
     proposal = propose(rng, state)
