@@ -26,6 +26,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 __all__ = [
+    "SCALE_RANGE",
     "Adapter",
     "CandidateSearch",
     "CoordinateScales",
@@ -35,7 +36,16 @@ __all__ = [
     "RobbinsMonroScale",
     "TrajectoryParameters",
     "adaptation_probability",
+    "min_accepted_moves",
 ]
+
+#: adapted scales stay within this factor of where they started (never collapse to zero)
+SCALE_RANGE = 1e4
+
+
+def min_accepted_moves(dim: int) -> int:
+    """Accepted random-walk moves needed before a history can teach a kernel anything."""
+    return max(20, 2 * dim)
 
 
 @dataclass(frozen=True, slots=True)

@@ -110,6 +110,26 @@ class ChainHistory:
         index.sort()
         return self._data[index]
 
+    def recent_subsample(
+        self, rng: np.random.Generator, size: int, others: np.ndarray | None = None
+    ) -> np.ndarray:
+        """Uniform sub-sample without replacement of at most ``size`` of the most recent half of
+        the states, together with the states ``others`` (another chains', pooled tuning).
+
+        Parameters
+        ----------
+        rng : numpy.random.Generator
+        size : int
+        others : numpy.ndarray, shape (m, d), optional
+            States to draw from as well (None or empty: the history's alone).
+        """
+        if others is None or len(others) == 0:
+            return self.subsample(rng, size, start=self._size // 2)
+        states = np.concatenate([self.points[self._size // 2 :], others])
+        if size >= len(states):
+            return states
+        return states[np.sort(rng.choice(len(states), size=size, replace=False))]
+
     def tail(self, count: int) -> np.ndarray:
         """The last ``count`` states (a copy)."""
         return self._data[max(self._size - count, 0) : self._size].copy()

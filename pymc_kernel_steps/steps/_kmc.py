@@ -16,11 +16,17 @@ from .._validation import (
     require_int,
     require_positive,
 )
-from ..core.adaptation import Adapter, DualAveraging, JumpDistanceStepSize
+from ..core.adaptation import (
+    SCALE_RANGE,
+    Adapter,
+    DualAveraging,
+    JumpDistanceStepSize,
+    min_accepted_moves,
+)
 from ..core.bayesopt import SearchBox, WindowedTuner
 from ..core.confinement import Confinement
 from ..core.history import ChainHistory, first_visits
-from ..core.moves import Mixture, Proposal, RandomWalk, SurrogateHMC
+from ..core.moves import LearnedMoves, Mixture, Proposal, RandomWalk, SurrogateHMC
 from ..core.regression import PolynomialTrend
 from ..core.surrogates import (
     Evaluations,
@@ -31,7 +37,6 @@ from ..core.surrogates import (
 )
 from ..core.whitening import Whitening, moved_coordinates
 from ._moves import (
-    LearnedMoves,
     learned_instance_stats,
     move_code,
     moves_attribute,
@@ -40,7 +45,6 @@ from ._moves import (
 )
 from ._state import HMC_STATS
 from ._threads import single_threaded_blas
-from ._tuning import SCALE_RANGE, min_accepted_moves
 from ._warm_start import WarmStart
 from .base import ChainState, KernelStep
 

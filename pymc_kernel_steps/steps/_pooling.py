@@ -69,11 +69,6 @@ class PooledTuning:
     def _tuning_states_subsample(self, size: int) -> np.ndarray:
         """A uniform sub-sample of at most ``size`` of the most recent half of the history,
         with the other chains' states when tuning is pooled."""
-        history = self.chain.history
         pooled = self.chain.pooled
-        if pooled is None or len(pooled.states) == 0:
-            return history.subsample(self.rng, size, start=len(history) // 2)
-        states = np.concatenate([history.points[len(history) // 2 :], pooled.states])
-        if size >= len(states):
-            return states
-        return states[np.sort(self.rng.choice(len(states), size=size, replace=False))]
+        others = None if pooled is None else pooled.states
+        return self.chain.history.recent_subsample(self.rng, size, others)

@@ -378,7 +378,13 @@ class KernelStep(
         if owner is not None:
             return self._warmup_iteration(*owner, q0, evaluations)
         x, logp_current = self._hand_over(x, logp_current)
+        return self._iterate(q0, x, logp_current, evaluations)
 
+    def _iterate(self, q0: RaveledVars, x: np.ndarray, logp_current: float, evaluations: int):
+        """The step's own iteration from ``x`` (log density ``logp_current``; ``evaluations``
+        already spent this iteration): propose, evaluate, accept, record and adapt. A step
+        whose transition lives in :mod:`~pymc_kernel_steps.core.transitions` hands it over."""
+        chain = self.chain
         proposal, context = self._propose(x)
         logp_nan = logp_inf = False
         if proposal.evaluated:
@@ -391,10 +397,7 @@ class KernelStep(
         else:  # a diverged trajectory, degenerate or null proposal: rejected without evaluating
             logp_proposal = -math.inf
             log_ratio = -math.inf
-            if proposal.move.may_abort:  # a trajectory that diverged or was aborted
-                chain.aborted_trajectories += 1
-            else:  # a null proposal (the state itself) is not degenerate: the chain stays
-                chain.degenerate_proposals += not proposal.null
+            self._count_unevaluated(proposal)
         if math.isnan(log_ratio):
             log_ratio = -math.inf
         accepted, accept_prob = accept(self.rng, log_ratio)
@@ -416,6 +419,16 @@ class KernelStep(
             chain.adaptation_iteration += 1
 
         return self._result(q0, transition, evaluations, logp_nan, logp_inf)
+
+    def _count_unevaluated(self, proposal: Proposal) -> None:
+        """Count a proposal rejected without evaluating the model: an aborted trajectory or a
+        degenerate proposal (a null proposal, the state itself, is neither)."""
+        if proposal.evaluated:
+            return
+        if proposal.move.may_abort:  # a trajectory that diverged or was aborted
+            self.chain.aborted_trajectories += 1
+        else:  # a null proposal (the state itself) is not degenerate: the chain stays
+            self.chain.degenerate_proposals += not proposal.null
 
     def _result(self, q0, transition: Transition, evaluations: int, logp_nan: bool, logp_inf: bool):
         """The new state and this iteration's sample stats."""

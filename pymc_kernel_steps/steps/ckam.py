@@ -96,7 +96,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._validation import require_bool, require_fraction, require_int, require_real
-from ..core.adaptation import RobbinsMonroScale
+from ..core.adaptation import SCALE_RANGE, RobbinsMonroScale
 from ..core.history import ChainHistory
 from ..core.kernels import GaussianKernel, median_lengthscale
 from ..core.moves import (
@@ -120,7 +120,6 @@ from ..core.whitening import Whitening
 from ._kam import KAMStep
 from ._public import CYCLES, configuration, kam_proposal, public_signature, resolve
 from ._sampling_phase import sampling_phase
-from ._tuning import SCALE_RANGE
 from .base import ChainState, KernelStep
 
 __all__ = ["CKAM", "CKAMChain", "default_cycle_length", "sampling_phase"]

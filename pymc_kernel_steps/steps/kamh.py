@@ -8,32 +8,19 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from .._validation import require_positive
-from ..core.adaptation import CandidateSearch, Feedback, RobbinsMonroScale
-from ..core.history import ChainHistory
-from ..core.kernels import GaussianKernel, LinearKernel, median_lengthscale
-from ..core.moves import RW_FACTOR, KAMMove, Mixture, Proposal, RandomWalk
-from ..core.proposals import kamh_feature_covariance
+from ..core.adaptation import CandidateSearch
+from ..core.kernels import LinearKernel
+from ..core.moves import KAMMove, LearnedMoves
+from ..core.transitions import kamh
 from ..core.whitening import Whitening
 from ..options import Climb, Scouts, Walkers
+from ._health import count_unusable
 from ._kam import KAMStep
-from ._moves import LearnedMoves, learned_instance_stats, move_code, moves_attribute, require_moves
+from ._moves import learned_instance_stats, move_code, moves_attribute, require_moves
 from ._public import MOVES, configuration, kam_proposal, public_signature, resolve, warmup_slot
-from ._tuning import SCALE_RANGE, min_accepted_moves
-from .base import ChainState, KernelStep
+from .base import ChainState, KernelStep, Transition
 
 __all__ = ["KAMH", "KAMHChain", "AdaptiveMetropolis"]
-
-#: below this trace of MᵀHM the kernel's features vanish at the state: it sets no scale for ν²
-_MIN_TRACE = 1e-12
-#: candidate multiples of the median-heuristic lengthscale tried during tuning (default kernel).
-#: The longest makes the kernel nearly linear over the history, i.e. adaptive Metropolis, for
-#: near-Gaussian targets (its effect: see the benchmarks page in the documentation)
-LENGTHSCALE_FACTORS = (1.0, 2.0, 4.0, 8.0, 32.0)
-#: weight of a new squared jump in the candidates' moving averages
-_JUMP_AVERAGE_WEIGHT = 0.02
-#: share of the tuning phase spent trying lengthscale candidates (then the best is kept; with 1,
-#: at the end of tuning)
-CANDIDATE_SEARCH_SHARE = 1.0
 
 
 @dataclass
@@ -41,14 +28,19 @@ class KAMHChain(ChainState):
     """What a chain of :class:`~pymc_kernel_steps.KAMH` (or
     :class:`~pymc_kernel_steps.AdaptiveMetropolis`) learned: its ``step.chain``.
 
-    The public attributes of :class:`ChainState` and these; the other fields are internal.
+    The public attributes of :class:`ChainState` and these; the other fields are internal. They
+    read the chain's :attr:`transition` state.
 
     Attributes
     ----------
-    kam : KAMMove or None
+    transition : KAMHState
+        The chain's state in :mod:`~pymc_kernel_steps.core.transitions.kamh`, the transition the
+        step hands each of its iterations to (its history, random walk and coordinate moves are
+        the chain's own).
+    kam : KAMMove
         The KAMH phase's proposal (a random walk before its first fit): sub-sample, kernel,
         ``ν²`` and ``γ``.
-    whitening : Whitening or None
+    whitening : Whitening
         With ``whiten``, the KAM move acts on ``whitening.whiten(x)``.
     candidates : list of kernels or None
         The kernels tried during tuning (default kernel only; None: a fixed kernel).
@@ -68,18 +60,39 @@ class KAMHChain(ChainState):
         every chain.
     """
 
-    kam: KAMMove | None = None
-    whitening: Whitening | None = None
-    candidates: list | None = None
-    candidate: int = 0
-    candidate_nu2_scales: list | None = None
-    candidate_search: CandidateSearch | None = None
-    learned_moves: LearnedMoves | None = None
-    # internal bookkeeping, not part of the public interface
-    #: the tuning phase's mixtures of single-coordinate moves and the random walk, or KAM
-    tuning_random_walk: Mixture | None = None
-    tuning_kam: Mixture | None = None
-    candidate_frozen: bool = False
+    transition: kamh.KAMHState | None = None
+
+    @property
+    def kam(self) -> KAMMove:
+        return self.transition.kam
+
+    @property
+    def whitening(self) -> Whitening:
+        return self.transition.whitening
+
+    @property
+    def candidates(self) -> list | None:
+        return self.transition.lengthscales.candidates
+
+    @property
+    def candidate(self) -> int:
+        return self.transition.lengthscales.candidate
+
+    @property
+    def candidate_nu2_scales(self) -> list | None:
+        return self.transition.lengthscales.nu2_scales
+
+    @property
+    def candidate_search(self) -> CandidateSearch | None:
+        return self.transition.lengthscales.search
+
+    @property
+    def candidate_frozen(self) -> bool:
+        return self.transition.lengthscales.frozen
+
+    @property
+    def learned_moves(self) -> LearnedMoves | None:
+        return self.transition.learned
 
 
 _MOVES = replace(MOVES, old={})
@@ -229,57 +242,75 @@ class KAMH(KAMStep):
             return self._min_history_arg
         return max(50, 10 * self.dim)
 
+    def _settings(self) -> kamh.KAMHSettings:
+        return kamh.KAMHSettings(
+            dim=self.dim,
+            kernel=self.kernel,
+            fixed_nu2=self.fixed_nu2,
+            learned_moves=self.moves == "learned",
+            subsample_size=self.subsample_size,
+            gamma=self.gamma,
+            target_accept=self.target_accept,
+            min_history=self.min_history,
+            refresh_interval=self.refresh_interval,
+            whiten=self.whiten,
+            adapt_after_tuning=self.adapt_after_tuning,
+            coordinate_share_early=self.coordinate_share_early,
+            coordinate_share_late=self.coordinate_share_late,
+        )
+
     def _new_chain(self) -> KAMHChain:
-        chain = KAMHChain(history=ChainHistory(self.dim))
-        chain.random_walk = RandomWalk.optimal(self.dim, SCALE_RANGE, target=self.target_accept)
-        chain.kam = KAMMove(self.dim, fixed_nu2=self.fixed_nu2)
-        if self.moves == "learned":
-            # one mixture from the start: the KAM move passes its turn on until its first fit
-            chain.learned_moves = LearnedMoves(chain.kam, chain.random_walk, chain.history)
-            learned = chain.learned_moves.mixture
-            chain.tuning_random_walk = self._with_coordinate_moves(chain, learned, False)
-            chain.tuning_kam = self._with_coordinate_moves(chain, learned, True)
-        else:
-            chain.tuning_random_walk = self._with_coordinate_moves(chain, chain.random_walk, False)
-            chain.tuning_kam = self._with_coordinate_moves(chain, chain.kam, True)
-        chain.whitening = Whitening.identity(self.dim)
-        return chain
+        """A chain whose transition state shares its history, random walk and coordinate moves
+        (the warm-up phases act on those); its position is handed over every iteration."""
+        settings = self._settings()
+        unknown = np.full(self.dim, math.nan)
+        state = kamh.init(
+            unknown, math.nan, settings, tuning=self.tune, tune_length=self._tune_length
+        )
+        return KAMHChain(
+            history=state.history,
+            random_walk=state.random_walk,
+            coordinate=state.coordinate,
+            transition=state,
+        )
 
-    # ------------------------------------------------------------------ proposal
-    def _use_candidate(self, index: int) -> None:
-        chain = self.chain
-        if chain.candidates is None or index == chain.candidate:
-            return
-        chain.candidate = index
-        chain.kam.kernel = chain.candidates[index]
-        if chain.candidate_nu2_scales is not None:
-            chain.kam.nu2_scale = chain.candidate_nu2_scales[index]
-        chain.kam.forget_cache()  # cached for another kernel
+    def setup_chain(self, rng, tune: int, draws: int) -> None:
+        self._tune_length = int(tune)
+        super().setup_chain(rng, tune, draws)
 
-    def _propose(self, x) -> tuple[Proposal, None]:
-        """The random walk until the first fit, then the KAM move; while tuning, mixed with
-        single-coordinate moves."""
-        chain = self.chain
-        if chain.learned_moves is not None and not self.tune:
-            move = chain.learned_moves.mixture.choose(self.rng)  # frozen weights
-        elif chain.kam.ready:
-            move = chain.tuning_kam.choose(self.rng) if self.tune else chain.kam
-        else:
-            move = chain.tuning_random_walk.choose(self.rng) if self.tune else chain.random_walk
-        if move is chain.kam:
-            self._choose_candidate()
-        return move.propose(self.rng, x), None
+    def _on_stop_tuning(self) -> None:
+        kamh.freeze(self.chain.transition)
 
-    def _choose_candidate(self) -> None:
-        """While tuning, the lengthscale candidate of this KAM move, drawn independently of the
-        state (a mixture of MH moves), until the best is frozen."""
+    # ------------------------------------------------------------------ the transition
+    def _iterate(self, q0, x, logp_current, evaluations):
+        """Hand the chain's state to :func:`~pymc_kernel_steps.core.transitions.kamh.step`
+        and take back what it did."""
         chain = self.chain
-        if self.tune and chain.candidates is not None and not chain.candidate_frozen:
-            if self._tune_length and chain.iteration >= CANDIDATE_SEARCH_SHARE * self._tune_length:
-                self._freeze_best_candidate()  # the rest of tuning adapts ν² for it alone
-            else:
-                # a mixture of MH moves: the kernel is chosen independently of the state
-                self._use_candidate(chain.candidate_search.propose(self.rng))
+        state = chain.transition
+        state.position, state.log_density = x, logp_current
+        state.iteration, state.accepted_moves = chain.iteration, chain.accepted_moves
+        state.tuning = self.tune
+        state.start_frame = chain.start_scales
+        state.pooled_states = None if chain.pooled is None else chain.pooled.states
+        unusable = [False, False]
+
+        def log_density(point):
+            value = self._evaluate_logp(point, q0.point_map_info, proposal=True)
+            unusable[:] = count_unusable(self, value, point, q0.point_map_info)
+            return value
+
+        state, info = kamh.step(self.rng, state, log_density)
+        proposal = info.proposal
+        self._count_unevaluated(proposal)
+        chain.current_point, chain.current_logp = state.position, state.log_density
+        chain.iteration = state.iteration
+        chain.adaptation_iteration = state.adaptation_iteration
+        moved = info.accepted and not proposal.stays
+        self._track_rejections(info.accepted, moved=moved, kind=proposal.kind)
+        transition = Transition(
+            proposal, None, info.accepted, info.accept_prob, info.log_accept_ratio
+        )
+        return self._result(q0, transition, evaluations + info.evaluations, *unusable)
 
     def _transition_stats(self, transition):
         chain = self.chain
@@ -295,162 +326,6 @@ class KAMH(KAMStep):
             "move": move_code(transition.proposal),
             **({} if chain.learned_moves is None else chain.learned_moves.sample_stats()),
         }
-
-    def _on_decision(self, x, transition) -> None:
-        """From the state ``x`` the proposal was made from: ``moves="learned"``: count its
-        whitened jump towards the weights; while the lengthscale candidates are tried, count
-        ``(1 − accepted) α ‖u* − u‖²`` towards the candidate's score (see
-        :meth:`_freeze_best_candidate`)."""
-        chain = self.chain
-        if chain.learned_moves is not None and self.tune:
-            metric = chain.whitening if self.whiten else chain.random_walk.metric
-            chain.learned_moves.record(transition.proposal, x, transition.accept_prob, metric)
-        proposal, accept_prob = transition.proposal, transition.accept_prob
-        if (
-            chain.candidates is not None
-            and self.tune
-            and not chain.candidate_frozen
-            and proposal.move is chain.kam
-        ):
-            reward = 0.0  # an accepted move scores 0: the score is α(1 − α)‖u* − u‖² on average
-            if math.isfinite(accept_prob) and not transition.accepted:
-                jump = self._white_difference(proposal.x, x)
-                reward = accept_prob * float(jump @ jump)
-            feedback = Feedback(accept_prob, index=chain.candidate, reward=reward)
-            chain.candidate_search.update(feedback, self.rng)
-
-    # ------------------------------------------------------------------ adaptation
-    def _adapt(self, x, transition):
-        chain = self.chain
-        if not chain.kam.ready:
-            if len(
-                chain.history
-            ) >= self.min_history and chain.accepted_moves >= min_accepted_moves(self.dim):
-                self._refresh_subsample(x, first=True)
-            return
-        if chain.adaptation_iteration % self.refresh_interval == 0 or not self.tune:
-            self._refresh_subsample(x, first=False)
-
-    def _white_difference(self, y, x) -> np.ndarray:
-        """``y − x`` in the kernel's (whitened) coordinates."""
-        difference = np.asarray(y) - np.asarray(x)
-        return difference @ self.chain.kam.whitening.inv_chol.T if self.whiten else difference
-
-    def _on_stop_tuning(self) -> None:
-        self._freeze_best_candidate()
-        if self.chain.learned_moves is not None:
-            self.chain.learned_moves.freeze()
-
-    def _freeze_best_candidate(self) -> None:
-        """Keep the candidate kernel with the largest score: the moving average over its KAM
-        moves of ``(1 − accepted) α ‖u* − u‖²``, whose expectation is ``α (1 − α) ‖u* − u‖²``
-        (the expected squared jump weighted by the chance of a rejection: it prefers proposals
-        that go far and are accepted about half of the time). The expected squared jump
-        ``α ‖u* − u‖²`` alone was measured and lost (``benchmarks/robustness/README.md``)."""
-        chain = self.chain
-        if chain.candidates is None or chain.candidate_frozen:
-            return
-        chain.candidate_frozen = True
-        self._use_candidate(chain.candidate_search.final())
-
-    def setup_chain(self, rng, tune: int, draws: int) -> None:
-        self._tune_length = int(tune)
-        super().setup_chain(rng, tune, draws)
-        if not self.tune and self.chain.learned_moves is not None:
-            self.chain.learned_moves.freeze()
-
-    def _refresh_subsample(self, x, first: bool) -> None:
-        """Redraw the sub-sample (from the most recent half of the history), the whitening, the
-        default kernel's lengthscale and the absolute γ."""
-        chain = self.chain
-        subsample = self._tuning_states_subsample(self.subsample_size)
-        if np.all(subsample == subsample[0]):
-            # A stuck chain (e.g. on a lucky pseudo-marginal estimate): the recent history holds
-            # one state, where the kernel's features vanish and ν² would be rescaled without
-            # bound. Keep the proposal learned so far (or the random walk before the first fit).
-            return
-        history_whitening = None
-        if self.whiten or chain.learned_moves is not None:
-            history_whitening = Whitening.from_points(
-                subsample,
-                fallback_variance=self._fallback_variance(chain.random_walk.scale.scale),
-                min_variance=self._variance_floor(),
-            )
-        if chain.learned_moves is not None:
-            chain.learned_moves.fit_envelope(history_whitening)
-        if self.whiten:
-            whitening = history_whitening
-            subsample = whitening.whiten(subsample)
-        else:
-            whitening = chain.whitening
-        kam = chain.kam
-        candidates = None
-        if self.kernel is None:
-            try:
-                base = median_lengthscale(subsample)
-            except ValueError:  # degenerate history (e.g. a stuck chain): keep what we have
-                if kam.kernel is None:
-                    return
-                base = None
-            if base is not None:
-                candidates = [GaussianKernel(f * base) for f in LENGTHSCALE_FACTORS]
-                kernel = candidates[chain.candidate]
-            else:
-                kernel, candidates = kam.kernel, chain.candidates
-        else:
-            kernel = self.kernel
-        spread = kam.reference_scale(subsample, self.gamma, whitened=self.whiten)
-        if spread is None:
-            return
-        previous_n = 0 if kam.subsample is None else kam.subsample.shape[0]
-        kam.subsample = subsample
-        kam.kernel = kernel
-        chain.whitening = whitening
-        if chain.learned_moves is not None and self.whiten:
-            chain.random_walk.metric = whitening  # the mixture's random walk, whitened
-        kam.whitening = whitening if self.whiten else None
-        kam.gamma_abs = self.gamma * spread
-        u = whitening.whiten(x)
-        kam.feature_cov_current = kam.feature_cov(u)
-        kam.feature_cov_point = np.array(x, copy=True)
-        if candidates is not None:
-            traces = [np.trace(kamh_feature_covariance(u, subsample, k)) for k in candidates]
-            chain.candidates = candidates
-            if chain.candidate_search is None:
-                chain.candidate_search = CandidateSearch(
-                    len(candidates), _JUMP_AVERAGE_WEIGHT, current=chain.candidate
-                )
-        else:
-            traces = [np.trace(kam.feature_cov_current)]
-        if self.fixed_nu2 is None:
-            self._refresh_nu2_scales(traces, previous_n, subsample.shape[0], first)
-
-    def _refresh_nu2_scales(self, traces, previous_n: int, n: int, first: bool) -> None:
-        """One Robbins–Monro ``ν²`` per kernel (candidate): started where the learned part has
-        the optimal random walk's total variance, kept at that scale as the sub-sample grows,
-        and bounded relative to the history's own scale."""
-        chain = self.chain
-        if self.whiten:
-            total = RW_FACTOR**2
-        else:
-            total = float(np.sum(self._fallback_variance(chain.random_walk.scale.scale)))
-        natural = [total / t if _MIN_TRACE < t < np.inf else math.nan for t in traces]
-        if first or chain.candidate_nu2_scales is None:
-            chain.candidate_nu2_scales = [
-                RobbinsMonroScale.within(
-                    nu2 if math.isfinite(nu2) else 1.0, SCALE_RANGE, target=self.target_accept
-                )
-                for nu2 in natural
-            ]
-        else:
-            for scale, nu2 in zip(chain.candidate_nu2_scales, natural, strict=True):
-                if previous_n and previous_n != n:
-                    # Mᵀ H M grows with n: keep the proposal's scale when the sub-sample grows
-                    scale.rescale(previous_n / n)
-                if self.whiten and math.isfinite(nu2):  # no scale where the features vanish
-                    scale.recentre(nu2, SCALE_RANGE)
-        index = chain.candidate if chain.candidates is not None else 0
-        chain.kam.nu2_scale = chain.candidate_nu2_scales[index]
 
 
 class AdaptiveMetropolis(KAMH):

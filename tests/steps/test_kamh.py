@@ -20,6 +20,7 @@ from pymc_kernel_steps.core import (
 )
 from pymc_kernel_steps.core import whitening as whitening_module
 from pymc_kernel_steps.core.moves import RW_FACTOR, KAMMove
+from pymc_kernel_steps.core.transitions import kamh
 from pymc_kernel_steps.options import Climb, KAMProposal
 from pymc_kernel_steps.steps._moves import MOVE_KINDS
 
@@ -191,7 +192,9 @@ def test_lengthscale_chosen_during_tuning_then_frozen():
     assert np.unique(idata.sample_stats.nu2.values).size == 1
 
 
-def test_a_candidate_s_score_is_the_squared_jump_weighted_by_the_chance_of_a_rejection():
+def test_a_candidate_s_score_is_the_squared_jump_weighted_by_the_chance_of_a_rejection(
+    monkeypatch,
+):
     """Each KAM move while the candidates are tried adds ``(1 − accepted) α ‖u* − u‖²`` to its
     candidate's moving average (expectation ``α (1 − α) ‖u* − u‖²``), with ``u`` the state it
     was proposed from; the candidate with the largest average is kept."""
@@ -200,6 +203,7 @@ def test_a_candidate_s_score_is_the_squared_jump_weighted_by_the_chance_of_a_rej
     step.setup_chain(np.random.default_rng(0), tune=1000, draws=10)
     point = model.initial_point()
     kam_code = MOVE_KINDS.index("kam")
+    propose = kamh.propose
     weight = 0.02
     accepted = rejected = 0
     for _ in range(1000):
@@ -211,16 +215,15 @@ def test_a_candidate_s_score_is_the_squared_jump_weighted_by_the_chance_of_a_rej
         frozen = chain.candidate_frozen
         whitening = chain.kam.whitening  # a refresh after the decision replaces it
         proposals = []
-        propose = step._propose
 
-        def recording(x, propose=propose, proposals=proposals):
-            proposal, context = propose(x)
+        def recording(rng, state, proposals=proposals):
+            proposal = propose(rng, state)
             proposals.append(proposal.x.copy())
-            return proposal, context
+            return proposal
 
-        step._propose = recording
+        monkeypatch.setattr(kamh, "propose", recording)
         point, stats = step.step(point)
-        del step._propose
+        monkeypatch.undo()
         if before is None or frozen or stats[0]["move"] != kam_code:
             continue
         (k,) = np.flatnonzero(chain.candidate_search.counts != counts)

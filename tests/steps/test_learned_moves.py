@@ -9,8 +9,9 @@ import pymc as pm
 import pytest
 
 from pymc_kernel_steps import KAMH, AdaptiveMetropolis, KMCFinite, KMCLite
+from pymc_kernel_steps.core.moves.learned import LEARNED_INITIAL_WEIGHTS
 from pymc_kernel_steps.options import FixedMoves, KAMProposal, Regression
-from pymc_kernel_steps.steps._moves import LEARNED_INITIAL_WEIGHTS, MOVE_KINDS
+from pymc_kernel_steps.steps._moves import MOVE_KINDS
 
 from ..helpers import CORRELATED_COV, CORRELATED_MEAN, assert_moments, correlated_gaussian_model
 
@@ -216,9 +217,8 @@ def test_rates_count_from_the_own_moves_first_fit_with_jumps_capped():
     """A jump far beyond what the whitening allows (a near-degenerate early history) counts as
     10 d at most, and nothing is counted before the step's own move is ready."""
     from pymc_kernel_steps.core import ChainHistory
-    from pymc_kernel_steps.core.moves import Proposal, RandomWalk
+    from pymc_kernel_steps.core.moves import LearnedMoves, Proposal, RandomWalk
     from pymc_kernel_steps.core.whitening import Whitening
-    from pymc_kernel_steps.steps._moves import LearnedMoves
 
     class Own(RandomWalk):
         kind = "own"

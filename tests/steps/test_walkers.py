@@ -11,6 +11,7 @@ import pytest
 from pymc_kernel_steps import CKAM, KAMH, AdaptiveHMC, AdaptiveMetropolis, KMCFinite, KMCLite
 from pymc_kernel_steps.bench._util import sample_quietly
 from pymc_kernel_steps.bench.targets import noisy_gaussian_model
+from pymc_kernel_steps.core.history import ChainHistory
 from pymc_kernel_steps.core.warmup import WALKER_SHARE
 from pymc_kernel_steps.options import Climb, Scouts, Walkers
 from tests.helpers import CORRELATED_COV, CORRELATED_MEAN, assert_moments, correlated_gaussian_model
@@ -64,7 +65,7 @@ def test_four_walkers_take_turns_for_half_of_tuning(step_class):
     assert len(chain.history) == tune + 20
 
 
-def test_the_draws_kernel_is_fitted_to_the_chain_s_own_half_of_tuning():
+def test_the_draws_kernel_is_fitted_to_the_chain_s_own_half_of_tuning(monkeypatch):
     # the frozen sub-sample comes from the most recent half of the history at the last fit,
     # which begins about where the walkers stopped: at most their last few states are in it
     # (the docs say so; putting the walkers' explorations in made KAMH worse)
@@ -74,14 +75,14 @@ def test_the_draws_kernel_is_fitted_to_the_chain_s_own_half_of_tuning():
     tune = 400
     step.setup_chain(np.random.default_rng(5), tune=tune, draws=10)
     fits = []
-    own = step._tuning_states_subsample
+    own = ChainHistory.recent_subsample
 
-    def recording(size):
-        subsample = own(size)
-        fits.append((subsample, len(step.chain.history)))
+    def recording(history, rng, size, others=None):
+        subsample = own(history, rng, size, others)
+        fits.append((subsample, len(history)))
         return subsample
 
-    step._tuning_states_subsample = recording
+    monkeypatch.setattr(ChainHistory, "recent_subsample", recording)
     _run(step, model.initial_point(), tune)
     subsample, length = fits[-1]
     assert length > 0.9 * tune  # the last fit is near the end of tuning

@@ -6,6 +6,7 @@ from .differential_evolution import DifferentialEvolution, Snooker
 from .envelope import ENVELOPE_DOF, ENVELOPE_PRODUCT_SHARE, Envelope
 from .jumps import BlindJump, CosineWalk, ModeHop
 from .kam import KAMMove, kamh_propose
+from .learned import LearnedMoves
 from .mixture import Cycle, Mixture
 from .random_walk import RW_FACTOR, CoordinateWalk, RandomWalk, optimal_scale
 from .trajectory import SurrogateHMC, Trajectory
@@ -21,6 +22,7 @@ __all__ = [
     "ENVELOPE_PRODUCT_SHARE",
     "Envelope",
     "KAMMove",
+    "LearnedMoves",
     "Mixture",
     "ModeHop",
     "Move",

@@ -1,5 +1,6 @@
 """The samplers' transitions: functions of an explicit state, and the one Metropolis–Hastings
-accept that every transition, the scouts and the HMC transition use."""
+accept that every transition, the scouts and the HMC transition use (:mod:`.kamh`: KAMH and
+Adaptive Metropolis)."""
 
 from .mh import accept
 
