@@ -13,7 +13,7 @@ from ..core.kernels import LinearKernel
 from ..core.moves import KAMMove, LearnedMoves
 from ..core.transitions import kamh
 from ..core.whitening import Whitening
-from ..options import Climb, Scouts, Walkers
+from ..options import Climb, Scouts
 from ._health import count_unusable
 from ._kam import KAMStep
 from ._moves import learned_instance_stats, move_code, moves_attribute, require_moves
@@ -125,8 +125,8 @@ class KAMH(KAMStep):
         Default ``LearnedMixture()``; ``FixedMoves()`` is the KAM move alone after its first fit
         (the paper).
     warmup : list of Climb, Scouts, Walkers, optional
-        The phases before tuning (default ``[Climb(), Scouts(4), Walkers(4)]``; ``[]`` for
-        none).
+        The phases before tuning (default ``[Climb(), Scouts(4)]``; ``[]`` for none;
+        ``Walkers(4)`` adds tuning walkers, see :class:`~pymc_kernel_steps.options.Walkers`).
     adapt_after_tuning : bool, default False
         Keep adapting through the draws with vanishing probability (the paper's diminishing
         adaptation); by default the draws come from a fixed, exact kernel.
@@ -225,7 +225,7 @@ class KAMH(KAMStep):
         moves: str = "learned",
         random_walk_probability: None = None,
         scouts: int = 4,
-        walkers: int = 4,
+        walkers: int = 1,
         **shared,
     ):
         """The step from the keywords of its options (:func:`._public.configuration`)."""
@@ -409,5 +409,5 @@ class AdaptiveMetropolis(KAMH):
         )
 
 
-_OPTIONS = (kam_proposal("kernel", "nu2"), _MOVES, warmup_slot(Climb(), Scouts(4), Walkers(4)))
+_OPTIONS = (kam_proposal("kernel", "nu2"), _MOVES, warmup_slot(Climb(), Scouts(4)))
 _LINEAR_OPTIONS = (kam_proposal("nu2"), warmup_slot(Scouts(4)))

@@ -113,7 +113,7 @@ def test_the_keywords_become_the_phases():
             "AdaptiveHMC without mass": list(AdaptiveHMC(adapt_mass=False).phases),
         }
     assert names == {
-        "KAMH": ["start_scales", "climb", "scouts", "walkers"],
+        "KAMH": ["start_scales", "climb", "scouts"],
         "KMCLite": ["start_scales", "climb", "scouts"],
         "KMCFinite walkers": ["start_scales", "climb", "scouts", "walkers"],
         "AdaptiveMetropolis": ["start_scales", "scouts"],
@@ -124,7 +124,7 @@ def test_the_keywords_become_the_phases():
     }
     with _gaussian():
         step = KAMH()
-    assert step.scouts == 4 and step.walkers == 4 and step.climb  # the keywords stay
+    assert step.scouts == 4 and step.walkers == 1 and step.climb  # the keywords stay
     with pytest.raises(ValueError, match="distinct"):
         step.phases = (*step.phases, StartScalesPhase())
 
