@@ -43,6 +43,7 @@ from ._moves import (
     random_walk_share,
     require_moves,
 )
+from ._public import configuration, public_signature, resolve
 from ._state import HMC_STATS
 from ._threads import single_threaded_blas
 from ._warm_start import WarmStart
@@ -201,7 +202,46 @@ class _KMC(KernelStep, WarmStart):
     moves = moves_attribute
     _instance_stats = learned_instance_stats
 
+    #: the options the step resolves (its surrogate's, the trajectory, moves, warm-up): see
+    #: :func:`._public.resolve`
+    public_options: tuple
+
+    @public_signature
     def __init__(
+        self,
+        vars=None,
+        *,
+        surrogate=None,
+        trajectory=None,
+        moves=None,
+        warmup=None,
+        history=None,
+        adapt_after_tuning: bool = False,
+        model=None,
+        initial_point=None,
+        compile_kwargs: dict | None = None,
+        rng=None,
+        blocked: bool = True,
+        **deprecated,
+    ):
+        public = next(c for c in type(self).__mro__ if "public_options" in c.__dict__)
+        given = {"surrogate": surrogate, "trajectory": trajectory, "moves": moves}
+        self.options = resolve(
+            public.__name__, public.public_options, given | {"warmup": warmup}, deprecated
+        )
+        self._configure(
+            vars,
+            **configuration(self.options),
+            history=history,
+            adapt_after_tuning=adapt_after_tuning,
+            model=model,
+            initial_point=initial_point,
+            compile_kwargs=compile_kwargs,
+            rng=rng,
+            blocked=blocked,
+        )
+
+    def _configure_kmc(
         self,
         vars=None,
         *,

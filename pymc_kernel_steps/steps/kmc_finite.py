@@ -6,7 +6,7 @@ from .._validation import require_int
 from ..core.surrogates import FiniteScoreFitter
 from ..options import Climb, FiniteFeatures, Scouts
 from ._kmc import _KMC
-from ._public import MOVES, TRAJECTORY, Slot, configuration, public_signature, resolve, warmup_slot
+from ._public import MOVES, TRAJECTORY, Slot, warmup_slot
 
 __all__ = ["KMCFinite"]
 
@@ -75,44 +75,14 @@ class KMCFinite(_KMC):
 
     name = "kmc_finite"
 
-    @public_signature
-    def __init__(
-        self,
-        vars=None,
-        *,
-        surrogate=None,
-        trajectory=None,
-        moves=None,
-        warmup=None,
-        history=None,
-        adapt_after_tuning: bool = False,
-        model=None,
-        initial_point=None,
-        compile_kwargs: dict | None = None,
-        rng=None,
-        blocked: bool = True,
-        **deprecated,
-    ):
-        given = {"surrogate": surrogate, "trajectory": trajectory, "moves": moves}
-        self.options = resolve("KMCFinite", _OPTIONS, given | {"warmup": warmup}, deprecated)
-        self._configure(
-            vars,
-            **configuration(self.options),
-            history=history,
-            adapt_after_tuning=adapt_after_tuning,
-            model=model,
-            initial_point=initial_point,
-            compile_kwargs=compile_kwargs,
-            rng=rng,
-            blocked=blocked,
-        )
+    public_options = _OPTIONS
 
     def _configure(self, vars=None, *, n_features: int = 300, **shared):
         """The step from the keywords of its options (:func:`._public.configuration`)."""
         require_int("n_features", n_features, minimum=1)
         self.n_features = int(n_features)
         self.fitter = FiniteScoreFitter(n_features=self.n_features)
-        super().__init__(vars, **shared)
+        self._configure_kmc(vars, **shared)
 
     def _training_points(self):
         return self._recent_history()

@@ -11,7 +11,7 @@ from ..core.regression import TRENDS
 from ..core.surrogates import Evaluations, LiteScoreFitter, RegressionFitter, SurrogateFitter
 from ..options import Climb, Regression, ScoreMatching, Scouts
 from ._kmc import _KMC, KMCChain
-from ._public import MOVES, TRAJECTORY, Slot, configuration, public_signature, resolve, warmup_slot
+from ._public import MOVES, TRAJECTORY, Slot, warmup_slot
 
 __all__ = ["KMCLite"]
 
@@ -119,37 +119,7 @@ class KMCLite(_KMC):
 
     name = "kmc_lite"
 
-    @public_signature
-    def __init__(
-        self,
-        vars=None,
-        *,
-        surrogate=None,
-        trajectory=None,
-        moves=None,
-        warmup=None,
-        history=None,
-        adapt_after_tuning: bool = False,
-        model=None,
-        initial_point=None,
-        compile_kwargs: dict | None = None,
-        rng=None,
-        blocked: bool = True,
-        **deprecated,
-    ):
-        given = {"surrogate": surrogate, "trajectory": trajectory, "moves": moves}
-        self.options = resolve("KMCLite", _OPTIONS, given | {"warmup": warmup}, deprecated)
-        self._configure(
-            vars,
-            **configuration(self.options),
-            history=history,
-            adapt_after_tuning=adapt_after_tuning,
-            model=model,
-            initial_point=initial_point,
-            compile_kwargs=compile_kwargs,
-            rng=rng,
-            blocked=blocked,
-        )
+    public_options = _OPTIONS
 
     def _configure(
         self,
@@ -174,7 +144,7 @@ class KMCLite(_KMC):
                 "fitted to the evaluations, defines the frame of the surrogate."
             )
         self.warm_log_densities = None
-        super().__init__(vars, whiten=whiten, **shared)
+        self._configure_kmc(vars, whiten=whiten, **shared)
 
     def _training_points(self):
         return self._tuning_states_subsample(self.subsample_size)
