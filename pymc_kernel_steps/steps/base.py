@@ -25,7 +25,7 @@ from .._validation import require_bool, require_int, require_mapping, require_se
 from ..core.adaptation import adaptation_probability
 from ..core.history import ChainHistory
 from ..core.moves import CoordinateWalk, Mixture, Move, Proposal, optimal_scale
-from ..core.transitions import accept
+from ..core.transitions import decide
 from ..core.warmup import chain_states, iteration_owner
 from ._compile import failure_hint, pm_compile, warn_if_noisy_outside_the_block
 from ._failures import LogDensityError, sampling_chain_index
@@ -386,24 +386,21 @@ class KernelStep(
         whose transition lives in :mod:`~pymc_kernel_steps.core.transitions` hands it over."""
         chain = self.chain
         proposal, context = self._propose(x)
-        logp_nan = logp_inf = False
-        if proposal.evaluated:
-            logp_proposal = self._evaluate_logp(proposal.x, q0.point_map_info, proposal=True)
-            evaluations += 1
-            logp_nan, logp_inf = count_unusable(self, logp_proposal, proposal.x, q0.point_map_info)
-            if logp_nan or logp_inf:
-                logp_proposal = -math.inf
-            log_ratio = logp_proposal - logp_current + proposal.log_correction
-        else:  # a diverged trajectory, degenerate or null proposal: rejected without evaluating
-            logp_proposal = -math.inf
-            log_ratio = -math.inf
-            self._count_unevaluated(proposal)
-        if math.isnan(log_ratio):
-            log_ratio = -math.inf
-        accepted, accept_prob = accept(self.rng, log_ratio)
+        unusable = [False, False]
+
+        def log_density(point):
+            value = self._evaluate_logp(point, q0.point_map_info, proposal=True)
+            unusable[:] = count_unusable(self, value, point, q0.point_map_info)
+            return value
+
+        decision = decide(self.rng, proposal, logp_current, log_density)
+        self._count_unevaluated(proposal)
+        evaluations += decision.evaluations
+        accepted, accept_prob = decision.accepted, decision.accept_prob
+        log_ratio = decision.log_accept_ratio
         if accepted:
             x_new = proposal.x
-            chain.current_logp = logp_proposal
+            chain.current_logp = decision.usable_log_density
         else:
             x_new = x
         chain.current_point = np.array(x_new, copy=True)
@@ -418,7 +415,7 @@ class KernelStep(
             self._adapt(x_new, transition)
             chain.adaptation_iteration += 1
 
-        return self._result(q0, transition, evaluations, logp_nan, logp_inf)
+        return self._result(q0, transition, evaluations, *unusable)
 
     def _count_unevaluated(self, proposal: Proposal) -> None:
         """Count a proposal rejected without evaluating the model: an aborted trajectory or a

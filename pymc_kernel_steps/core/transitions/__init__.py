@@ -2,6 +2,6 @@
 accept that every transition, the scouts and the HMC transition use (:mod:`.kamh`: KAMH and
 Adaptive Metropolis)."""
 
-from .mh import accept
+from .mh import Decision, accept, decide
 
-__all__ = ["accept"]
+__all__ = ["Decision", "accept", "decide"]

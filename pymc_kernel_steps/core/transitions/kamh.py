@@ -47,7 +47,7 @@ from ..moves import (
 )
 from ..proposals import kamh_feature_covariance
 from ..whitening import Whitening
-from .mh import accept
+from .mh import decide
 
 __all__ = [
     "CANDIDATE_SEARCH_SHARE",
@@ -345,21 +345,11 @@ def step(
     """
     x = state.position
     proposal = propose(rng, state)
-    evaluations = 0
-    log_density = -math.inf
-    if proposal.evaluated:
-        log_density = float(log_density_fn(proposal.x))
-        evaluations = 1
-        usable = -math.inf if math.isnan(log_density) or log_density == math.inf else log_density
-        log_ratio = usable - state.log_density + proposal.log_correction
-    else:
-        usable = log_ratio = -math.inf
-    if math.isnan(log_ratio):
-        log_ratio = -math.inf
-    accepted, accept_prob = accept(rng, log_ratio)
+    decision = decide(rng, proposal, state.log_density, log_density_fn)
+    accepted, accept_prob = decision.accepted, decision.accept_prob
     if accepted:
         x_new = proposal.x
-        state.log_density = usable
+        state.log_density = decision.usable_log_density
     else:
         x_new = x
     state.position = np.array(x_new, copy=True)
@@ -372,7 +362,14 @@ def step(
         proposal.move.update(proposal, x, accept_prob, rng)
         _adapt(rng, state, x_new)
         state.adaptation_iteration += 1
-    info = KAMHInfo(proposal, log_density, accepted, accept_prob, log_ratio, evaluations)
+    info = KAMHInfo(
+        proposal,
+        decision.log_density,
+        accepted,
+        accept_prob,
+        decision.log_accept_ratio,
+        decision.evaluations,
+    )
     return state, info
 
 

@@ -1,12 +1,18 @@
-"""The Metropolis–Hastings accept: the one place where a proposal is accepted or rejected."""
+"""The Metropolis–Hastings accept: the one place where a proposal is accepted or rejected
+(:func:`accept`), and the evaluation that precedes it (:func:`decide`)."""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
-__all__ = ["accept"]
+if TYPE_CHECKING:
+    from ..moves import Proposal
+
+__all__ = ["Decision", "accept", "decide"]
 
 
 def accept(rng: np.random.Generator, log_ratio: float) -> tuple[bool, float]:
@@ -27,3 +33,53 @@ def accept(rng: np.random.Generator, log_ratio: float) -> tuple[bool, float]:
     uniform = rng.uniform()
     accepted = (math.log(uniform) if uniform > 0.0 else -math.inf) < log_ratio
     return accepted, math.exp(min(0.0, log_ratio))
+
+
+class Decision(NamedTuple):
+    """The outcome of :func:`decide`.
+
+    Attributes
+    ----------
+    accepted : bool
+    accept_prob : float
+    log_accept_ratio : float
+        −inf for a proposal rejected without evaluating (or whose log density is NaN or +inf).
+    log_density : float
+        The log density at the proposal as evaluated (NaN or +inf included; −inf when not
+        evaluated).
+    usable_log_density : float
+        ``log_density``, with NaN and +inf as −inf: the chain's log density if accepted.
+    evaluations : int
+        Evaluations of the log density (0 or 1).
+    """
+
+    accepted: bool
+    accept_prob: float
+    log_accept_ratio: float
+    log_density: float
+    usable_log_density: float
+    evaluations: int
+
+
+def decide(
+    rng: np.random.Generator,
+    proposal: Proposal,
+    current_log_density: float,
+    log_density_fn: Callable[[np.ndarray], float],
+) -> Decision:
+    """Evaluate ``log_density_fn`` at ``proposal.x`` (unless the proposal is rejected without:
+    :attr:`~pymc_kernel_steps.core.moves.Proposal.evaluated` False) and :func:`accept` with
+    ``log π(x*) − log π(x) + proposal.log_correction``. A NaN or +inf log density is a
+    rejection, never an acceptance."""
+    if proposal.evaluated:
+        log_density = float(log_density_fn(proposal.x))
+        evaluations = 1
+        usable = -math.inf if math.isnan(log_density) or log_density == math.inf else log_density
+        log_ratio = usable - current_log_density + proposal.log_correction
+    else:
+        log_density = usable = log_ratio = -math.inf
+        evaluations = 0
+    if math.isnan(log_ratio):
+        log_ratio = -math.inf
+    accepted, accept_prob = accept(rng, log_ratio)
+    return Decision(accepted, accept_prob, log_ratio, log_density, usable, evaluations)
