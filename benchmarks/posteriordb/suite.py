@@ -59,6 +59,28 @@ def _git_commit() -> str:
     return f"{commit}+changes" if dirty else commit or "unknown"
 
 
+def _machine() -> str:
+    """The machine's fingerprint for a frame: CPU, cores, OpenBLAS kernels and the numerical
+    packages' versions (what the figures and the draws depend on)."""
+    import os
+    import platform
+    from importlib.metadata import version
+
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as info:
+            cpu = next(
+                (line.split(":", 1)[1].strip() for line in info if line.startswith("model name")),
+                cpu,
+            )
+    except OSError:
+        pass
+    kernels = os.environ.get("OPENBLAS_CORETYPE", "auto")
+    packages = " ".join(f"{p} {version(p)}" for p in ("numpy", "scipy", "pytensor", "pymc"))
+    python = platform.python_version()
+    return f"{cpu}, {os.cpu_count()} cores, OpenBLAS {kernels}, Python {python}, {packages}"
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--run", nargs="*", default=[], help="posteriors to run, or 'all'")
@@ -97,6 +119,7 @@ def main(argv=None) -> None:
         df["run_date"] = datetime.date.today().isoformat()
         df["command"] = " ".join(["python", *sys.argv])
         df["git_commit"] = _git_commit()
+        df["machine"] = _machine()
         path = args.runs_dir / f"{name}.csv.gz"
         if args.samplers and path.exists():
             earlier = pd.read_csv(path, dtype={"git_commit": str})
@@ -106,7 +129,7 @@ def main(argv=None) -> None:
         print(f"{name}: {time.time() - start:.0f} s", flush=True)
     if args.report:
         frames = [
-            pd.read_csv(path, dtype={"git_commit": str})
+            pd.read_csv(path, dtype={"git_commit": str, "machine": str})
             for path in sorted(args.runs_dir.glob("*.csv.gz"))
         ]
         write_suite_page(pd.concat(frames, ignore_index=True), args.page)

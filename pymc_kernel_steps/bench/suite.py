@@ -38,6 +38,7 @@ from .blackbox import black_box
 from .peers import FIELD_PEERS, field_peer, nuts_finite_differences_sampler, run_emcee_expert
 
 __all__ = [
+    "DEFAULT",
     "OURS",
     "OUR_VARIANTS",
     "FIELD",
@@ -46,6 +47,8 @@ __all__ = [
     "SUITE",
     "Posterior",
     "Study",
+    "geometric_mean_interval",
+    "held_out_best",
     "is_ours",
     "read_runs",
     "reference",
@@ -56,6 +59,8 @@ __all__ = [
 
 #: this package's samplers in the suite, by label
 OURS = ("KMCLite", "KMCFinite", "KAMH", "AdaptiveMetropolis", "CKAM")
+#: the sampler the README tells users to start with: the suite's headline is its figure alone
+DEFAULT = "KMCLite"
 #: variants of our samplers a study can run by label, ``"<sampler>[<moves>]"`` (not run by
 #: default): ``moves="learned"`` (the default since issue 24) and ``moves="fixed"`` (the former
 #: default, the papers' form)
@@ -230,15 +235,19 @@ SUITE = Study(_suite_posterior, OURS + PEERS)
 run_posterior = SUITE.run
 
 
-def _ess(sq_error, var_f, mcse_ref, evaluations):
+def _ess(sq_error, var_f, mcse_ref, evaluations, *, adjusted: bool = True):
     """Worst-coordinate ESS_err per 1000 (and whether it sits at the reference's floor) from
-    squared errors ``(replicates, k)``; see the module notes."""
+    squared errors ``(replicates, k)``; see the module notes. ``adjusted=False``: the raw
+    figure, the mean squared error with the reference's error left in (never capped)."""
     mse = sq_error.mean(axis=0)
+    if not adjusted:
+        ess = 1000.0 * var_f / mse / evaluations
+        return float(np.min(ess)), False
     floor = mcse_ref**2
-    adjusted = np.maximum(mse - floor, floor)
-    ess = 1000.0 * var_f / adjusted / evaluations
+    mse_adjusted = np.maximum(mse - floor, floor)
+    ess = 1000.0 * var_f / mse_adjusted / evaluations
     worst = int(np.argmin(ess))
-    return float(ess[worst]), bool(adjusted[worst] <= floor[worst])
+    return float(ess[worst]), bool(mse_adjusted[worst] <= floor[worst])
 
 
 def _per_sampler(group: pd.DataFrame, stat: str):
@@ -259,7 +268,8 @@ def suite_table(
 ) -> pd.DataFrame:
     """One row per (posterior, sampler, statistic): the worst-coordinate ESS_err per 1000
     evaluations with its bootstrap interval and draws (for ratios), whether it is capped by the
-    reference, the mean evaluations and the median wall time per run.
+    reference, the same raw (the reference's error not subtracted), the mean evaluations and
+    the median wall time per run.
 
     Returns
     -------
@@ -267,7 +277,8 @@ def suite_table(
         Columns ``posterior``, ``dim``, ``sampler``, ``ours`` (bool), ``statistic``, ``ess``,
         ``lo``, ``hi``, ``capped``, ``evaluations``, ``at_budget`` (False: a sampler that
         cannot stop at the budget, scored at its own count), ``seconds``, ``boot`` (the bootstrap
-        values, an array, same resampled replicates for every sampler of a posterior).
+        values, an array, same resampled replicates for every sampler of a posterior), and
+        ``ess_raw``, ``lo_raw``, ``hi_raw``, ``boot_raw``, the raw figures.
     """
     lo_q, hi_q = (1 - level) / 2, 1 - (1 - level) / 2
     rows = []
@@ -283,6 +294,13 @@ def suite_table(
                 boot = np.array(
                     [
                         _ess(sq_error[r], var_f, mcse_ref, evaluations[r].mean())[0]
+                        for r in resamples
+                    ]
+                )
+                ess_raw = _ess(sq_error, var_f, mcse_ref, evaluations.mean(), adjusted=False)[0]
+                boot_raw = np.array(
+                    [
+                        _ess(sq_error[r], var_f, mcse_ref, evaluations[r].mean(), adjusted=False)[0]
                         for r in resamples
                     ]
                 )
@@ -303,51 +321,139 @@ def suite_table(
                         else True,
                         "seconds": float(group.drop_duplicates("replicate")["seconds"].median()),
                         "boot": boot,
+                        "ess_raw": ess_raw,
+                        "lo_raw": float(np.quantile(boot_raw, lo_q)),
+                        "hi_raw": float(np.quantile(boot_raw, hi_q)),
+                        "boot_raw": boot_raw,
                     }
                 )
     return pd.DataFrame(rows)
 
 
-def ratios(table: pd.DataFrame, *, level: float = 0.9, variants: bool = False) -> pd.DataFrame:
-    """Per posterior and statistic: our best sampler against the best peer (by point estimate),
-    the ratio of their ESS_err and its bootstrap interval (ratios of the paired resamples).
-    Our best is among our defaults, or also among the variants (``"KMCLite[fixed]"``) with
-    ``variants``."""
+def ratios(
+    table: pd.DataFrame,
+    *,
+    level: float = 0.9,
+    variants: bool = False,
+    ours: str | None = None,
+    raw: bool = False,
+) -> pd.DataFrame:
+    """Per posterior and statistic: one of our samplers against the best peer (by point
+    estimate), the ratio of their ESS_err and its bootstrap interval (ratios of the paired
+    resamples).
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        :func:`suite_table`'s rows.
+    level : float
+        The intervals' coverage.
+    variants : bool
+        Our best is chosen among the variants (``"KMCLite[fixed]"``) too.
+    ours : str, optional
+        The sampler of ours to score (e.g. :data:`DEFAULT`); posteriors without its rows are
+        left out. None: our best by point estimate, per posterior and statistic.
+    raw : bool
+        Score the raw figures (the reference's error left in).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``posterior``, ``dim``, ``statistic``, ``ours``, ``ours_ess``, ``ours_lo``,
+        ``ours_hi``, ``ours_capped``, ``peer`` (and its four), ``ratio``, ``ratio_lo``,
+        ``ratio_hi`` and ``boot`` (the ratio's paired bootstrap values).
+    """
     lo_q, hi_q = (1 - level) / 2, 1 - (1 - level) / 2
+    suffix = "_raw" if raw else ""
+    ess, lo, hi, boot_of = f"ess{suffix}", f"lo{suffix}", f"hi{suffix}", f"boot{suffix}"
     rows = []
     for (posterior, stat), group in table.groupby(["posterior", "statistic"], sort=False):
-        ours = group[group["ours"]]
-        if not variants:
-            ours = ours[~ours["sampler"].astype(str).str.contains("[", regex=False)]
+        mine = group[group["ours"]]
+        if ours is not None:
+            mine = mine[mine["sampler"] == ours]
+        elif not variants:
+            mine = mine[~mine["sampler"].astype(str).str.contains("[", regex=False)]
         peers = group[~group["ours"]]
-        if ours.empty or peers.empty:
+        if mine.empty or peers.empty:
             continue
-        best = ours.loc[ours["ess"].idxmax()]
-        peer = peers.loc[peers["ess"].idxmax()]
+        best = mine.loc[mine[ess].idxmax()]
+        peer = peers.loc[peers[ess].idxmax()]
         with np.errstate(divide="ignore", invalid="ignore"):
-            boot = best["boot"] / peer["boot"]
-            ratio = best["ess"] / peer["ess"]
+            boot = best[boot_of] / peer[boot_of]
+            ratio = best[ess] / peer[ess]
         rows.append(
             {
                 "posterior": posterior,
                 "dim": int(group["dim"].iloc[0]),
                 "statistic": stat,
                 "ours": best["sampler"],
-                "ours_ess": best["ess"],
-                "ours_lo": best["lo"],
-                "ours_hi": best["hi"],
-                "ours_capped": bool(best["capped"]),
+                "ours_ess": best[ess],
+                "ours_lo": best[lo],
+                "ours_hi": best[hi],
+                "ours_capped": bool(best["capped"]) and not raw,
                 "peer": peer["sampler"],
-                "peer_ess": peer["ess"],
-                "peer_lo": peer["lo"],
-                "peer_hi": peer["hi"],
-                "peer_capped": bool(peer["capped"]),
+                "peer_ess": peer[ess],
+                "peer_lo": peer[lo],
+                "peer_hi": peer[hi],
+                "peer_capped": bool(peer["capped"]) and not raw,
                 "ratio": float(ratio),
                 "ratio_lo": float(np.nanquantile(boot, lo_q)),
                 "ratio_hi": float(np.nanquantile(boot, hi_q)),
+                "boot": boot,
             }
         )
     return pd.DataFrame(rows)
+
+
+def held_out_best(
+    frames: pd.DataFrame, *, level: float = 0.9, n_boot: int = 1000, random_seed: int = 0
+) -> pd.DataFrame:
+    """Our best sampler, and the best peer, chosen per posterior and statistic on the
+    even-numbered runs and scored on the odd-numbered ones: a figure for "the best of ours"
+    that the choice after the fact does not flatter.
+
+    Returns
+    -------
+    pandas.DataFrame
+        :func:`ratios`'s columns, the figures those of the held-out runs; posteriors with fewer
+        than two runs are left out.
+    """
+    choose = frames[frames["replicate"] % 2 == 0]
+    score = frames[frames["replicate"] % 2 == 1]
+    if choose.empty or score.empty:
+        return pd.DataFrame()
+    chosen = suite_table(choose, n_boot=1, random_seed=random_seed)
+    chosen = chosen[~chosen["sampler"].astype(str).str.contains("[", regex=False)]
+    scored = suite_table(score, n_boot=n_boot, level=level, random_seed=random_seed)
+    rows = []
+    for (posterior, stat), group in chosen.groupby(["posterior", "statistic"], sort=False):
+        mine, peers = group[group["ours"]], group[~group["ours"]]
+        if mine.empty or peers.empty:
+            continue
+        labels = {
+            mine.loc[mine["ess"].idxmax(), "sampler"],
+            peers.loc[peers["ess"].idxmax(), "sampler"],
+        }
+        held_out = scored[
+            (scored["posterior"] == posterior)
+            & (scored["statistic"] == stat)
+            & scored["sampler"].isin(labels)
+        ]
+        if len(held_out) == 2:
+            rows.append(ratios(held_out, level=level))
+    return pd.concat(rows, ignore_index=True) if rows else pd.DataFrame()
+
+
+def geometric_mean_interval(boots, level: float = 0.9) -> tuple[float, float]:
+    """The interval of a geometric mean of ratios over posteriors from their bootstrap values
+    (``boots``: one array per posterior, the same number of resamples each; each posterior's
+    runs resampled independently)."""
+    logs = np.log(np.vstack([np.asarray(b, dtype=float) for b in boots]))
+    means = np.exp(np.nanmean(logs, axis=0))
+    return (
+        float(np.nanquantile(means, (1 - level) / 2)),
+        float(np.nanquantile(means, 1 - (1 - level) / 2)),
+    )
 
 
 def geometric_mean(values) -> float:

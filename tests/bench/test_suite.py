@@ -12,7 +12,15 @@ import pytest
 from pymc_kernel_steps.bench import posteriordb
 from pymc_kernel_steps.bench.peers import emcee_burn_in, optimise_start, run_emcee_expert
 from pymc_kernel_steps.bench.report import write_suite_page
-from pymc_kernel_steps.bench.suite import _ess, ratios, read_runs, run_posterior, suite_table
+from pymc_kernel_steps.bench.suite import (
+    _ess,
+    geometric_mean_interval,
+    held_out_best,
+    ratios,
+    read_runs,
+    run_posterior,
+    suite_table,
+)
 
 
 def test_the_reference_error_is_subtracted_and_floors_the_mse():
@@ -23,6 +31,76 @@ def test_the_reference_error_is_subtracted_and_floors_the_mse():
     assert not capped
     ess, capped = _ess(sq_error[:, :1], var_f[:1], mcse[:1], evaluations=1000.0)
     assert ess == pytest.approx(4.0 / 0.01) and capped
+
+
+def test_the_raw_figure_keeps_the_reference_error_and_is_never_capped():
+    var_f, mcse = np.array([4.0, 4.0]), np.array([0.1, 0.1])
+    sq_error = np.array([[0.015, 1.0], [0.005, 1.0]])
+    ess, capped = _ess(sq_error, var_f, mcse, evaluations=1000.0, adjusted=False)
+    assert ess == pytest.approx(4.0 / 1.0) and not capped  # coordinate 1: 4/1 < 4/0.01
+    ess, capped = _ess(sq_error[:, :1], var_f[:1], mcse[:1], evaluations=1000.0, adjusted=False)
+    assert ess == pytest.approx(4.0 / 0.01) and not capped
+
+
+def _synthetic_runs(errors: dict[str, float], replicates: int = 6) -> pd.DataFrame:
+    """A one-coordinate posterior's frame: each sampler's squared error per run (alternating
+    ``error`` and ``error / 4`` over the runs, so even and odd runs differ)."""
+    rows = []
+    for sampler, error in errors.items():
+        for replicate in range(replicates):
+            for statistic in ("mean", "second_moment"):
+                rows.append(
+                    {
+                        "posterior": "p",
+                        "dim": 1,
+                        "sampler": sampler,
+                        "replicate": replicate,
+                        "statistic": statistic,
+                        "coordinate": 0,
+                        "sq_error": error if replicate % 2 == 0 else error / 4,
+                        "var_f": 1.0,
+                        "mcse_ref": 0.0,
+                        "evaluations": 1000,
+                        "seconds": 1.0,
+                        "budget": 1000,
+                    }
+                )
+    return pd.DataFrame(rows)
+
+
+def test_the_default_is_scored_against_the_best_peer_whatever_our_best():
+    table = suite_table(_synthetic_runs({"KMCLite": 1.0, "KAMH": 0.1, "SMC": 0.5}), n_boot=20)
+    fixed = ratios(table, ours="KMCLite").set_index("statistic")
+    best = ratios(table).set_index("statistic")
+    assert (fixed["ours"] == "KMCLite").all() and (best["ours"] == "KAMH").all()
+    assert fixed.loc["mean", "ratio"] == pytest.approx(0.5)  # KMCLite's MSE is twice SMC's
+    assert best.loc["mean", "ratio"] == pytest.approx(5.0)
+    assert ratios(table, ours="CKAM").empty  # not in the runs: left out, not replaced
+
+
+def test_the_held_out_best_is_chosen_on_even_runs_and_scored_on_odd_ones():
+    """``KAMH`` is best on the even runs, ``KMCFinite`` on the odd ones: the held-out figure
+    scores ``KAMH`` on the odd runs, where it is worse than ``KMCFinite``."""
+    frame = _synthetic_runs({"KAMH": 1.0, "SMC": 2.0})
+    other = _synthetic_runs({"KMCFinite": 1.5}).assign(
+        sq_error=lambda f: np.where(f["replicate"] % 2 == 0, 1.1, 0.01)
+    )
+    frames = pd.concat([frame, other], ignore_index=True)
+    held = held_out_best(frames, n_boot=20).set_index("statistic")
+    assert held.loc["mean", "ours"] == "KAMH" and held.loc["mean", "peer"] == "SMC"
+    assert held.loc["mean", "ratio"] == pytest.approx(2.0)  # odd runs: 0.5 against 0.25
+    assert ratios(suite_table(frames, n_boot=20)).set_index("statistic").loc["mean", "ours"] == (
+        "KMCFinite"
+    )  # chosen after the fact over all runs
+
+
+def test_the_geometric_mean_interval_covers_the_ratios_resamples():
+    rng = np.random.default_rng(0)
+    boots = [np.exp(rng.normal(np.log(4.0), 0.1, 400)), np.exp(rng.normal(np.log(1.0), 0.1, 400))]
+    lo, hi = geometric_mean_interval(boots, 0.9)
+    assert lo < 2.0 < hi and hi / lo < 1.3  # the geometric mean of 4 and 1 is 2
+    lo, hi = geometric_mean_interval([b * 9 for b in boots], 0.9)
+    assert lo > 2.0
 
 
 def test_burn_in_waits_for_the_walkers_to_arrive_and_stops_at_half():
@@ -73,9 +151,10 @@ def test_a_small_suite_run_writes_a_page(tmp_path):
     assert (summary["ours"] == "AdaptiveMetropolis").all()
     df["run_date"] = "2026-01-01"
     page = tmp_path / "posteriordb.md"
-    write_suite_page(df, page, n_boot=50)
+    write_suite_page(df, page, n_boot=50, default="AdaptiveMetropolis")
     text = page.read_text()
     assert "gp_pois_regr-gp_regr" in text and (tmp_path / "posteriordb.png").exists()
+    assert "`AdaptiveMetropolis`, the sampler the README recommends" in text
     assert "Not yet run" in text
     assert "one chain per run" in text
 
