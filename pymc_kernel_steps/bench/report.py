@@ -422,7 +422,7 @@ POSTERIOR_NOTES = {
         "half alone all 10 runs of seed set 0 converged before the climb (16.5), with the "
         "former multivariate t alone 8 (0.013; `benchmarks/posteriordb/lv_envelope_share.py`). "
         "The ratio measures the peers' failure "
-        "more than a rate. Without this posterior the headline is 11.7× on E[x] (13 posteriors)."
+        "more than a rate."
     ),
 }
 
