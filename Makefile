@@ -70,9 +70,19 @@ bench: $(BENCH_STAMP)
 # docs/benchmarks/posteriordb.md from every frame in benchmarks/posteriordb/runs/. About 10-15
 # minutes per posterior on the 2-core development machine, the Lotka-Volterra ODE (5-7 ms per
 # evaluation) about an hour: 4-5 hours in all. SUITE_ARGS="--run arK-arK" runs one posterior.
+# Then the step methods again with four chains sharing each run's budget (PyMC's default on a
+# machine with four cores), whose page docs/benchmarks/posteriordb-four-chains.md takes the
+# populations' rows from the one-chain runs (they run no chains): about 2-3 more hours.
+# Every frame records the commit and the machine; benchmarks/check_frames.py re-runs one
+# replicate per sampler and posterior against its frame.
 SUITE_ARGS ?= --run all
+FOUR_CHAIN_SAMPLERS := KMCLite KMCFinite KAMH AdaptiveMetropolis CKAM DEMetropolisZ NUTS-FD
 bench-suite: $(BENCH_STAMP)
 	$(PY) benchmarks/posteriordb/suite.py $(SUITE_ARGS) --report
+	$(PY) benchmarks/posteriordb/suite.py $(SUITE_ARGS) --chains 4 \
+		--samplers $(FOUR_CHAIN_SAMPLERS) --runs-dir benchmarks/posteriordb/runs-4-chains \
+		--populations-from benchmarks/posteriordb/runs --report \
+		--page docs/benchmarks/posteriordb-four-chains.md
 
 # A small subset of the suite (three posteriors, budget 2,000, 3 runs, every sampler and peer),
 # written to bench-output/quick/ (not committed). pocoMC, which cannot stop at a budget, takes

@@ -22,6 +22,7 @@ import time
 import warnings
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from pymc_kernel_steps.bench import posteriordb
@@ -81,6 +82,14 @@ def _machine() -> str:
     return f"{cpu}, {os.cpu_count()} cores, OpenBLAS {kernels}, Python {python}, {packages}"
 
 
+def _read_frames(runs_dir: Path) -> pd.DataFrame:
+    frames = [
+        pd.read_csv(path, dtype={"git_commit": str, "machine": str})
+        for path in sorted(runs_dir.glob("*.csv.gz"))
+    ]
+    return pd.concat(frames, ignore_index=True)
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--run", nargs="*", default=[], help="posteriors to run, or 'all'")
@@ -99,6 +108,13 @@ def main(argv=None) -> None:
     parser.add_argument("--runs-dir", type=Path, default=RUNS)
     parser.add_argument("--report", action="store_true", help="write the suite page")
     parser.add_argument("--page", type=Path, default=DOCS / "posteriordb.md")
+    parser.add_argument(
+        "--populations-from",
+        type=Path,
+        default=None,
+        help="runs directory whose rows of samplers absent from --runs-dir join the report "
+        "(the four-chain page takes the populations' one-chain rows: they run no chains)",
+    )
     args = parser.parse_args(argv)
     names = list(posteriordb.POSTERIORS) if args.run == ["all"] else args.run
     args.runs_dir.mkdir(parents=True, exist_ok=True)
@@ -128,11 +144,22 @@ def main(argv=None) -> None:
         df.to_csv(path, index=False)
         print(f"{name}: {time.time() - start:.0f} s", flush=True)
     if args.report:
-        frames = [
-            pd.read_csv(path, dtype={"git_commit": str, "machine": str})
-            for path in sorted(args.runs_dir.glob("*.csv.gz"))
-        ]
-        write_suite_page(pd.concat(frames, ignore_index=True), args.page)
+        frames = _read_frames(args.runs_dir)
+        if args.populations_from is not None:
+            others = _read_frames(args.populations_from)
+            keys = set(zip(frames["posterior"], frames["sampler"], strict=True))
+            absent = np.array(
+                [
+                    key not in keys
+                    for key in zip(others["posterior"], others["sampler"], strict=True)
+                ]
+            )
+            population = others["kind"].isin(["smc", "custom"]) & (others["sampler"] != "NUTS-FD")
+            frames = pd.concat([frames, others[absent & population]], ignore_index=True)
+        runs = args.runs_dir.resolve()
+        root = HERE.parents[1].resolve()
+        shown = runs.relative_to(root) if runs.is_relative_to(root) else runs
+        write_suite_page(frames, args.page, runs=str(shown))
         print(f"wrote {args.page}")
 
 

@@ -119,10 +119,12 @@ def _chains_text(frames: pd.DataFrame) -> str:
         return (
             "Step methods (ours, `DEMetropolisZ`, `NUTS-FD`): one chain per run, so each tunes "
             "for half the budget. Four chains (PyMC's default on a machine with four or more "
-            "cores) split it four ways; "
-            "`benchmarks/posteriordb/four-chains.md` measures that."
+            "cores) split it four ways: [the suite with four chains](posteriordb-four-chains.md)."
         )
-    return f"Step methods: {chains} chains per run, sharing the budget."
+    return (
+        f"Step methods: {chains} chains per run, sharing the budget. The populations (SMC, "
+        "emcee and the field's samplers) run no chains: theirs are the one-chain page's rows."
+    )
 
 
 def _meaningful(table: pd.DataFrame, frames: pd.DataFrame) -> pd.Series:
@@ -144,13 +146,19 @@ def _geomean_text(scored: pd.DataFrame) -> str:
 
 
 def write_suite_page(
-    frames: pd.DataFrame, path: Path, *, n_boot: int = 1000, default: str = DEFAULT
+    frames: pd.DataFrame,
+    path: Path,
+    *,
+    n_boot: int = 1000,
+    default: str = DEFAULT,
+    runs: str = "benchmarks/posteriordb/runs",
 ) -> None:
     """Write the suite page and its figure (``<path stem>.png``) from the runs' frames.
 
     The headline scores one sampler fixed in advance, ``default`` (the one the README
     recommends), against the best peer of each posterior; the best of ours is a second figure,
     chosen on half of the runs and scored on the other half (:func:`~.suite.held_out_best`).
+    ``runs`` names the frames' directory on the page.
     """
     path = Path(path)
     table = suite_table(frames, n_boot=n_boot, level=LEVEL)
@@ -198,7 +206,8 @@ def write_suite_page(
     not_default = [p for p in order if p not in set(mean.index)]
 
     lines = [
-        "# The posteriordb suite",
+        "# The posteriordb suite"
+        + ("" if step_chains(frames) == 1 else f", {step_chains(frames)} chains per run"),
         "",
         "Posteriors no one here wrote: fifteen of",
         "[posteriordb](https://github.com/stan-dev/posteriordb)'s, translated to PyMC (each",
@@ -223,7 +232,7 @@ def write_suite_page(
         + ", configured as described below.",
         f"- {_chains_text(frames)}",
         "- Made by `make bench-suite` (`benchmarks/posteriordb/suite.py`), from the frames in "
-        "`benchmarks/posteriordb/runs/`.",
+        f"`{runs}/`.",
         "",
         "## Headline",
         "",
@@ -263,7 +272,7 @@ def write_suite_page(
         lines.append(f"`{default}` is not in the runs: no headline.")
     lines += [
         "",
-        "![ratios](posteriordb.png)",
+        f"![ratios]({path.with_suffix('.png').name})",
         "",
         "## Per posterior",
         "",

@@ -163,7 +163,7 @@ def test_the_suite_page_says_how_many_chains_a_run_was():
     from pymc_kernel_steps.bench.report import _chains_text
 
     frame = pd.DataFrame({"kind": ["step", "smc", "custom"], "chains": [4, 1, 32]})
-    assert _chains_text(frame) == "Step methods: 4 chains per run, sharing the budget."
+    assert _chains_text(frame).startswith("Step methods: 4 chains per run, sharing the budget.")
     assert "one chain per run" in _chains_text(frame.assign(chains=1))
 
 
