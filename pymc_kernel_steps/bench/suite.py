@@ -263,6 +263,17 @@ def _per_sampler(group: pd.DataFrame, stat: str):
     )
 
 
+def _resamples(posterior, replicates: int, most: int, n_boot: int, random_seed: int):
+    """Bootstrap resamples of a sampler's runs on ``posterior``. They depend on the posterior's
+    name and the sampler's number of runs alone, not on which other posteriors the table has:
+    samplers with as many runs resample the same runs (paired ratios); a sampler with fewer runs
+    than the posterior's most (``most``) is resampled independently."""
+    seed = [random_seed, zlib.crc32(str(posterior).encode())]
+    if replicates != most:
+        seed.append(replicates)
+    return np.random.default_rng(seed).integers(replicates, size=(n_boot, replicates))
+
+
 def suite_table(
     frames: pd.DataFrame, *, n_boot: int = 1000, level: float = 0.9, random_seed: int = 0
 ) -> pd.DataFrame:
@@ -283,11 +294,11 @@ def suite_table(
     lo_q, hi_q = (1 - level) / 2, 1 - (1 - level) / 2
     rows = []
     for posterior, frame in frames.groupby("posterior", sort=False):
-        replicates = frame["replicate"].nunique()
-        # a posterior's resamples depend on its name alone, not on which others the table has
-        rng = np.random.default_rng([random_seed, zlib.crc32(str(posterior).encode())])
-        resamples = rng.integers(replicates, size=(n_boot, replicates))
+        most = int(frame.groupby("sampler", observed=True)["replicate"].nunique().max())
         for sampler, group in frame.groupby("sampler", sort=False, observed=True):
+            resamples = _resamples(
+                posterior, group["replicate"].nunique(), most, n_boot, random_seed
+            )
             for stat in STATISTICS:
                 sq_error, var_f, mcse_ref, evaluations = _per_sampler(group, stat)
                 ess, capped = _ess(sq_error, var_f, mcse_ref, evaluations.mean())

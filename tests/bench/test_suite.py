@@ -94,6 +94,20 @@ def test_the_held_out_best_is_chosen_on_even_runs_and_scored_on_odd_ones():
     )  # chosen after the fact over all runs
 
 
+def test_a_sampler_with_fewer_runs_is_scored_on_its_own_runs():
+    """A peer run 3 times beside samplers run 6 times (a costly peer): its figure comes from its
+    own runs, resampled independently, and the others' resamples stay paired and unchanged."""
+    full = _synthetic_runs({"KMCLite": 1.0, "SMC": 0.5})
+    few = _synthetic_runs({"nautilus": 0.25}, replicates=3)
+    alone = suite_table(full, n_boot=30)
+    joined = suite_table(pd.concat([full, few], ignore_index=True), n_boot=30)
+    for column in ("ess", "lo", "hi"):
+        np.testing.assert_array_equal(alone[column], joined[column][: len(alone)])
+    nautilus = joined[joined["sampler"] == "nautilus"].set_index("statistic")
+    assert nautilus.loc["mean", "ess"] == pytest.approx(1000 / ((0.25 + 0.0625 + 0.25) / 3) / 1000)
+    assert ratios(joined, ours="KMCLite").set_index("statistic").loc["mean", "peer"] == "nautilus"
+
+
 def test_the_geometric_mean_interval_covers_the_ratios_resamples():
     rng = np.random.default_rng(0)
     boots = [np.exp(rng.normal(np.log(4.0), 0.1, 400)), np.exp(rng.normal(np.log(1.0), 0.1, 400))]
