@@ -99,11 +99,10 @@ from .._validation import require_bool, require_fraction, require_int, require_r
 from ..core.moves import BlindJump, CosineWalk, Cycle, KAMMove, Mixture, ModeHop
 from ..core.schedules import exploration_length
 from ..core.transitions import ckam
-from ._health import count_unusable
 from ._kam import KAMStep
 from ._public import CYCLES, configuration, kam_proposal, public_signature, resolve
 from ._sampling_phase import sampling_phase
-from .base import ChainState, KernelStep, Transition
+from .base import ChainState, KernelStep
 
 __all__ = ["CKAM", "CKAMChain", "default_cycle_length", "sampling_phase"]
 
@@ -429,33 +428,8 @@ class CKAM(KAMStep):
         ckam.freeze(self.chain.transition)  # nothing to freeze: the cycles go on
 
     # ------------------------------------------------------------------ the transition
-    def _iterate(self, q0, x, logp_current, evaluations):
-        """Hand the chain's state to :func:`~pymc_kernel_steps.core.transitions.ckam.step`
-        and take back what it did."""
-        chain = self.chain
-        state = chain.transition
-        state.position, state.log_density = x, logp_current
-        state.iteration = chain.iteration
-        state.start_frame = chain.start_scales
-        unusable = [False, False]
-
-        def log_density(point):
-            value = self._evaluate_logp(point, q0.point_map_info, proposal=True)
-            unusable[:] = count_unusable(self, value, point, q0.point_map_info)
-            return value
-
-        state, info = ckam.step(self.rng, state, log_density)
-        proposal = info.proposal
-        self._count_unevaluated(proposal)
-        chain.current_point, chain.current_logp = state.position, state.log_density
-        chain.iteration = state.iteration
-        chain.adaptation_iteration = state.adaptation_iteration
-        moved = info.accepted and not proposal.stays
-        self._track_rejections(info.accepted, moved=moved, kind=proposal.kind)
-        transition = Transition(
-            proposal, info, info.accepted, info.accept_prob, info.log_accept_ratio
-        )
-        return self._result(q0, transition, evaluations + info.evaluations, *unusable)
+    def _step_transition(self, state, log_density):
+        return ckam.step(self.rng, state, log_density)
 
     def _transition_stats(self, transition):
         info = transition.context
