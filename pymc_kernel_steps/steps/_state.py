@@ -261,8 +261,9 @@ class Transition:
     proposal : Proposal
         The proposal and the move that made it.
     context : object
-        What the step noted when it proposed (for example CKAM's position in its cycle), typed
-        by the step; None for most.
+        What the step noted when it proposed, typed by the step: the info of its transition's
+        ``step`` for KAMH and CKAM (CKAM's stats read its position in its cycle there); None
+        for most others.
     accepted : bool
     accept_prob : float
         ``min(1, exp(log_accept_ratio))``.

@@ -96,27 +96,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._validation import require_bool, require_fraction, require_int, require_real
-from ..core.adaptation import SCALE_RANGE, RobbinsMonroScale
-from ..core.history import ChainHistory
-from ..core.kernels import GaussianKernel, median_lengthscale
-from ..core.moves import (
-    RW_FACTOR,
-    BlindJump,
-    CosineWalk,
-    Cycle,
-    KAMMove,
-    Mixture,
-    ModeHop,
-    Proposal,
-    RandomWalk,
-)
-from ..core.proposals import cholesky_or_nan
-from ..core.schedules import (
-    ckam_nu0,
-    ckam_sampling_scale,
-    exploration_length,
-)
-from ..core.whitening import Whitening
+from ..core.moves import BlindJump, CosineWalk, Cycle, KAMMove, Mixture, ModeHop
+from ..core.schedules import exploration_length
+from ..core.transitions import ckam
 from ._kam import KAMStep
 from ._public import CYCLES, configuration, kam_proposal, public_signature, resolve
 from ._sampling_phase import sampling_phase
@@ -128,10 +110,6 @@ __all__ = ["CKAM", "CKAMChain", "default_cycle_length", "sampling_phase"]
 _CYCLES_PER_CHAIN = 20
 #: the longest default cycle (the paper's T/M on its 2-d targets)
 _MAX_DEFAULT_CYCLE = 1000
-#: points of the whole history used to estimate the covariance of the jump moves
-_JUMP_POINTS = 1000
-#: the kinds of moves that count as jumps (the `jump` stat)
-_JUMP_KINDS = (BlindJump.kind, ModeHop.kind)
 
 
 @dataclass
@@ -143,60 +121,93 @@ class CKAMChain(ChainState):
     long enough, then the repeating pattern ``exploration`` of the KAM move, blind jumps and
     mode hops; the sampling phase is the mixture ``sampling`` of a mode hop on the frozen
     archive, a blind jump and the cosine walk. The public attributes of :class:`ChainState`
-    and these; the other fields are internal.
+    and these; the other fields are internal. They read the chain's :attr:`transition` state.
 
     Attributes
     ----------
+    transition : CKAMState
+        The chain's state in :mod:`~pymc_kernel_steps.core.transitions.ckam`, the transition the
+        step hands each of its iterations to (its history and random walk are the chain's own).
     cycle_length, n_explore : int
         ``T_c`` and the exploration phase's length ``K`` of each cycle.
     cycle : int
         The current cycle (0-based).
     position : int
         ``mod(t − 1, T_c)``: the 0-based position in the cycle of the *next* iteration.
-    kam : KAMMove or None
+    kam : KAMMove
         The exploration's KAM move (its sub-sample, ``ν²`` and ``γ``).
-    jump, hop : BlindJump, ModeHop or None
+    jump, hop : BlindJump, ModeHop
         The exploration's blind jump (``S = (2.38²/d) Cov(whole history)``, refreshed each
         cycle) and mode hop.
-    exploration : Cycle or None
+    exploration : Cycle
         The exploration's repeating pattern of moves.
-    sampling_hop, sampling_jump, walk : ModeHop, BlindJump, CosineWalk or None
+    sampling_hop, sampling_jump, walk : ModeHop, BlindJump, CosineWalk
         The sampling phase's moves, frozen at the phase change: a mode hop on the history up to
         it, the blind jump with the cycle's ``S``, and the walk ``N(x, ν_k² Σ)``.
-    sampling : Mixture or None
+    sampling : Mixture
         Their mixture.
     nu_exp, nu0 : float
         The exploration's final scale ``ν`` and the cosine schedule's ``ν₀`` (see
         :func:`~pymc_kernel_steps.core.ckam_sampling_scale`).
     """
 
-    cycle_length: int = 0
-    n_explore: int = 0
-    cycle: int = 0
-    position: int = 0
-    kam: KAMMove | None = None
-    jump: BlindJump | None = None
-    hop: ModeHop | None = None
-    exploration: Cycle | None = None
-    sampling_hop: ModeHop | None = None
-    sampling_jump: BlindJump | None = None
-    walk: CosineWalk | None = None
-    sampling: Mixture | None = None
-    nu_exp: float = math.nan
-    nu0: float = math.nan
-    # internal bookkeeping, not part of the public interface
-    cycle_start: int = 0  # index in ``history`` of the first point of the current cycle
-    kam_moves: int = 0  # KAM moves made in this cycle
-    previous_n: int = 0  # sub-sample size at the end of the previous cycle's exploration
+    transition: ckam.CKAMState | None = None
 
+    @property
+    def cycle_length(self) -> int:
+        return self.transition.settings.cycle_length
 
-@dataclass(frozen=True)
-class CyclePosition:
-    """Where in its cycle an iteration proposed: the phase, the cycle and the move's scale."""
+    @property
+    def n_explore(self) -> int:
+        return self.transition.settings.exploration_length
 
-    exploring: bool
-    cycle: int
-    scale: float
+    @property
+    def cycle(self) -> int:
+        return self.transition.cycle
+
+    @property
+    def position(self) -> int:
+        return self.transition.cycle_position
+
+    @property
+    def kam(self) -> KAMMove:
+        return self.transition.kam
+
+    @property
+    def jump(self) -> BlindJump:
+        return self.transition.jump
+
+    @property
+    def hop(self) -> ModeHop:
+        return self.transition.hop
+
+    @property
+    def exploration(self) -> Cycle:
+        return self.transition.exploration
+
+    @property
+    def sampling_hop(self) -> ModeHop:
+        return self.transition.sampling_hop
+
+    @property
+    def sampling_jump(self) -> BlindJump:
+        return self.transition.sampling_jump
+
+    @property
+    def walk(self) -> CosineWalk:
+        return self.transition.walk
+
+    @property
+    def sampling(self) -> Mixture:
+        return self.transition.sampling
+
+    @property
+    def nu_exp(self) -> float:
+        return self.transition.nu_exp
+
+    @property
+    def nu0(self) -> float:
+        return self.transition.nu0
 
 
 def default_cycle_length(total_iterations: int, minimum: int) -> int:
@@ -385,230 +396,48 @@ class CKAM(KAMStep):
         self._planned_iterations = int(tune) + int(draws)
         super().setup_chain(rng, tune, draws)
 
-    def _new_chain(self) -> CKAMChain:
-        planned = self._planned_iterations if self._planned_iterations is not None else 2000
-        length = self.cycle_length_for(planned, 0)
-        chain = CKAMChain(history=ChainHistory(self.dim))
-        chain.cycle_length = length
-        chain.n_explore = exploration_length(length, self.exploration_fraction)
-        chain.random_walk = RandomWalk.optimal(self.dim, SCALE_RANGE, target=self.target_accept)
-        chain.kam = KAMMove(self.dim)
-        chain.jump = BlindJump(self.jump_scale)
-        chain.hop = ModeHop(chain.history)
-        chain.exploration = Cycle(
-            [
-                chain.kam,
-                chain.jump,
-                chain.jump,
-                chain.hop if self.mode_jumps else chain.kam,
-                chain.jump,
-                chain.jump,
-            ],
-            fallback=chain.kam,
+    def _settings(self, cycle_length: int) -> ckam.CKAMSettings:
+        return ckam.CKAMSettings(
+            dim=self.dim,
+            cycle_length=cycle_length,
+            exploration_fraction=self.exploration_fraction,
+            kernel=self.kernel,
+            subsample_size=self.subsample_size,
+            gamma=self.gamma,
+            target_accept=self.target_accept,
+            min_history=self.min_history,
+            refresh_interval=self.refresh_interval,
+            whiten=self.whiten,
+            jump_scale=self.jump_scale,
+            mode_jumps=self.mode_jumps,
+            sampling_hops=self.sampling_hops,
+            sampling_jumps=self.sampling_jumps,
         )
-        chain.sampling_hop = ModeHop(chain.history, archive_size=0)
-        chain.sampling_jump = BlindJump(self.jump_scale)
-        chain.walk = CosineWalk()
-        if self.sampling_hops > 0 or self.sampling_jumps > 0:
-            rest = 1.0 - self.sampling_hops - self.sampling_jumps
-            chain.sampling = Mixture(
-                [
-                    (chain.sampling_hop, self.sampling_hops),
-                    (chain.sampling_jump, self.sampling_jumps),
-                    (chain.walk, rest),
-                ]
-            )
-        else:
-            chain.sampling = Mixture([(chain.walk, 1.0)])
-        return chain
 
-    # ------------------------------------------------------------------ proposals
-    def _propose(self, x) -> tuple[Proposal, CyclePosition]:
-        """The move of the cycle's phase: the random walk until the cycle's history is long
-        enough, then the exploration pattern (KAM, blind jumps, mode hop); in the sampling
-        phase a mixture, chosen independently of ``x``, of a mode hop (probability
-        ``sampling_hops``), a blind jump (``sampling_jumps``) and the cosine random walk
-        ``N(x, ν_k² Σ)`` (the rest). Every sampling component is symmetric and fixed for the
-        whole phase (frozen archive, ``S``, ``γ``, ``Σ``), so the mixture is too:
-        ``q(y | x) = q(x | y)`` and the Metropolis ratio ``π(y)/π(x)`` is exact."""
-        chain = self.chain
-        k = chain.position
-        if k >= chain.n_explore:
-            chain.walk.scale = ckam_sampling_scale(k, chain.cycle_length, chain.nu0)
-            proposal = chain.sampling.propose(self.rng, x)
-            scale = chain.walk.scale
-        elif not chain.kam.ready:
-            proposal = chain.random_walk.propose(self.rng, x)
-            scale = chain.random_walk.scale.scale
-        else:
-            proposal = chain.exploration.propose(self.rng, x)
-            if proposal.move is chain.jump:
-                scale = proposal.extra
-            elif proposal.move is chain.hop:
-                scale = 1.0
-            else:
-                scale = math.sqrt(chain.kam.nu2_scale.scale)
-        return proposal, CyclePosition(k < chain.n_explore, chain.cycle, scale)
+    def _new_chain(self) -> CKAMChain:
+        """A chain at the start of its first cycle, whose transition state shares its history
+        and random walk (the warm-up phases act on those); its position is handed over every
+        iteration."""
+        planned = self._planned_iterations if self._planned_iterations is not None else 2000
+        settings = self._settings(self.cycle_length_for(planned, 0))
+        unknown = np.full(self.dim, math.nan)
+        state = ckam.init(unknown, math.nan, settings)
+        return CKAMChain(history=state.history, random_walk=state.random_walk, transition=state)
 
-    # ------------------------------------------------------------------ schedule and adaptation
-    def _adapting(self) -> bool:
-        """Always: the cycles, and the adaptation of their exploration, are the method."""
-        return True
+    def _on_stop_tuning(self) -> None:
+        ckam.freeze(self.chain.transition)  # nothing to freeze: the cycles go on
 
-    def _adapt(self, x, transition):
-        """Refresh the exploration's sub-sample, freeze the sampling proposal, advance the cycle
-        position (every iteration, tuning or not)."""
-        chain = self.chain
-        proposal = transition.proposal
-        if proposal.move is chain.kam:
-            chain.kam_moves += 1
-            if chain.kam_moves % self.refresh_interval == 0:
-                self._refresh_subsample(x)
-        elif proposal.move is chain.random_walk:
-            if len(chain.history) - chain.cycle_start >= self.min_history:
-                self._start_kam(x)
-
-        chain.position += 1
-        if chain.position == chain.n_explore:
-            self._freeze_sampling_proposal(x)
-        elif chain.position == chain.cycle_length:
-            self._start_cycle()
-
-    def _start_cycle(self) -> None:
-        """Begin a new cycle: forget the cycle's sub-sample, restart the Robbins–Monro gains."""
-        chain = self.chain
-        chain.cycle += 1
-        chain.position = 0
-        chain.cycle_start = len(chain.history)
-        chain.kam_moves = 0
-        kam = chain.kam
-        if kam.subsample is not None:
-            chain.previous_n = kam.subsample.shape[0]
-        kam.subsample = None
-        kam.forget_cache()
-        if chain.walk.chol is not None and math.isfinite(chain.nu_exp):
-            # warm start: the random walk (in the start's frame D) starts at the variances of
-            # the last KAM proposal, geometrically averaged over the coordinates
-            variances = chain.nu_exp**2 * np.sum(chain.walk.chol**2, axis=1)
-            log_total = float(np.mean(np.log(variances / self._start_frame() ** 2)))
-            if math.isfinite(log_total):
-                rw = chain.random_walk.scale
-                rw.log_scale = min(max(0.5 * log_total, rw.min_log_scale), rw.max_log_scale)
-        chain.random_walk.scale.iteration = 0
-        if kam.nu2_scale is not None:
-            kam.nu2_scale.iteration = 0
-
-    def _start_kam(self, x) -> None:
-        chain = self.chain
-        self._refresh_subsample(x)
-        if not chain.kam.ready:  # degenerate cycle history: stay a random walk
-            return
-        chain.exploration.restart()
-        self._refresh_jump_covariance()
-
-    def _refresh_subsample(self, x) -> None:
-        """Redraw the sub-sample from the current cycle's history (and the lengthscale, γ)."""
-        chain = self.chain
-        kam = chain.kam
-        subsample = chain.history.subsample(self.rng, self.subsample_size, start=chain.cycle_start)
-        whitening = None
-        if self.whiten:
-            whitening = Whitening.from_points(
-                subsample,
-                fallback_variance=self._fallback_variance(chain.random_walk.scale.scale),
-            )
-            subsample = whitening.whiten(subsample)
-        if self.kernel is None:
-            try:
-                kernel = GaussianKernel(median_lengthscale(subsample))
-            except ValueError:  # degenerate (a stuck chain): keep what we have
-                if kam.kernel is None or kam.subsample is None:
-                    return
-                kernel = kam.kernel
-        else:
-            kernel = self.kernel
-        spread = kam.reference_scale(subsample, self.gamma, whitened=self.whiten)
-        if spread is None:
-            return
-        first_of_cycle = kam.subsample is None
-        previous_n = chain.previous_n if first_of_cycle else kam.subsample.shape[0]
-        kam.subsample = subsample
-        kam.kernel = kernel
-        kam.whitening = whitening
-        kam.gamma_abs = self.gamma * spread
-        chain.hop.noise_scale = chain.sampling_hop.noise_scale = kam.gamma_abs
-        kam.cache_at(x)
-        n = subsample.shape[0]
-        if kam.nu2_scale is None:
-            # first KAM phase of the chain: the learned part gets the total variance of the
-            # optimal random walk (2.38² whitened; d s² with the random walk's s otherwise)
-            trace = float(np.trace(kam.feature_cov_current))
-            rw_variances = self._fallback_variance(chain.random_walk.scale.scale)
-            total = RW_FACTOR**2 if self.whiten else float(np.sum(rw_variances))
-            nu2 = total / trace if trace > 0 and np.isfinite(trace) else 1.0
-            kam.nu2_scale = RobbinsMonroScale.within(nu2, SCALE_RANGE, target=self.target_accept)
-        elif previous_n and previous_n != n:
-            # Mᵀ H M grows with n: keep the proposal's scale when the sub-sample size changes
-            kam.nu2_scale.rescale(previous_n / n)
-
-    def _refresh_jump_covariance(self) -> None:
-        """``S = (2.38²/d) Cov(whole history)`` for the warm-restart jumps of this cycle."""
-        chain = self.chain
-        if self.jump_scale == 0:
-            chain.jump.chol = None
-            return
-        points = chain.history.subsample(self.rng, _JUMP_POINTS)
-        cov = np.atleast_2d(np.cov(points.T, bias=True))
-        scale = float(np.trace(cov)) / self.dim
-        if not (np.isfinite(scale) and scale > 0):
-            return  # keep the previous cycle's S (None at the very start: no jumps)
-        cov.flat[:: self.dim + 1] += 1e-8 * scale
-        chol = cholesky_or_nan(cov * (RW_FACTOR**2 / self.dim))
-        if np.all(np.isfinite(chol)):
-            chain.jump.chol = chol
-
-    def _freeze_sampling_proposal(self, x) -> None:
-        """Phase change: ``ν_exp``, ``Σ = (γ/ν_exp)² I + Mᵀ H M`` at ``x`` and ``ν₀``."""
-        chain = self.chain
-        kam = chain.kam
-        beta_effective = chain.n_explore / chain.cycle_length
-        if kam.ready:
-            # Σ from the whole exploration of the cycle, not the sub-sample of the last refresh
-            # (with most exploration moves being jumps, that may still be the first one, drawn
-            # from the cycle-start random walk alone: few distinct states, a degenerate γ)
-            self._refresh_subsample(x)
-        if not kam.ready:  # no KAM move this cycle (degenerate history): the cycle's random
-            # walk, N(x, s² D²) in the start's frame D, goes on at its scale
-            chain.nu_exp = chain.random_walk.scale.scale
-            sigma = np.diag(self._start_frame() ** 2)
-        else:
-            nu_exp = math.sqrt(kam.nu2_scale.scale)
-            if kam.feature_cov_current is None or not np.array_equal(kam.feature_cov_point, x):
-                kam.cache_at(x)
-            sigma = kam.feature_cov_current.copy()
-            sigma.flat[:: self.dim + 1] += (kam.gamma_abs / nu_exp) ** 2
-            chain.nu_exp = nu_exp
-        chol = cholesky_or_nan(sigma)
-        if not np.all(np.isfinite(chol)):
-            chol = np.eye(self.dim)
-        whitening = kam.whitening if kam.ready else None
-        # the frozen proposal N(x, ν_t² Σ) in the model's coordinates: Σ's factor mapped back
-        chain.walk.chol = chol if whitening is None else whitening.chol @ chol
-        # ν₀ from the effective fraction K / T_c so that ν_K = ν_exp exactly
-        chain.nu0 = float(ckam_nu0(chain.nu_exp, beta_effective))
-        # the mode hops and jumps of the sampling phase use the history up to here, and this
-        # cycle's S: fixed for the whole phase, so that every sampling move is symmetric
-        archive = len(chain.history) if math.isfinite(kam.gamma_abs) else 0
-        chain.sampling_hop.archive_size = archive
-        chain.sampling_jump.chol = chain.jump.chol if self.jump_scale > 0 else None
+    # ------------------------------------------------------------------ the transition
+    def _step_transition(self, state, log_density):
+        return ckam.step(self.rng, state, log_density)
 
     def _transition_stats(self, transition):
-        position = transition.context
+        info = transition.context
         return {
-            "exploring": position.exploring,
-            "cycle": position.cycle,
-            "scale": float(position.scale),
-            "jump": transition.proposal.kind in _JUMP_KINDS,
+            "exploring": info.exploring,
+            "cycle": info.cycle,
+            "scale": float(info.scale),
+            "jump": info.proposal.kind in ckam.JUMP_KINDS,
         }
 
 

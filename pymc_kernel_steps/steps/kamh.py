@@ -14,11 +14,10 @@ from ..core.moves import KAMMove, LearnedMoves
 from ..core.transitions import kamh
 from ..core.whitening import Whitening
 from ..options import Climb, Scouts
-from ._health import count_unusable
 from ._kam import KAMStep
 from ._moves import learned_instance_stats, move_code, moves_attribute, require_moves
 from ._public import MOVES, configuration, kam_proposal, public_signature, resolve, warmup_slot
-from .base import ChainState, KernelStep, Transition
+from .base import ChainState, KernelStep
 
 __all__ = ["KAMH", "KAMHChain", "AdaptiveMetropolis"]
 
@@ -282,35 +281,15 @@ class KAMH(KAMStep):
         kamh.freeze(self.chain.transition)
 
     # ------------------------------------------------------------------ the transition
-    def _iterate(self, q0, x, logp_current, evaluations):
-        """Hand the chain's state to :func:`~pymc_kernel_steps.core.transitions.kamh.step`
-        and take back what it did."""
+    def _step_transition(self, state, log_density):
+        return kamh.step(self.rng, state, log_density)
+
+    def _sync_transition(self, state) -> None:
+        super()._sync_transition(state)
         chain = self.chain
-        state = chain.transition
-        state.position, state.log_density = x, logp_current
-        state.iteration, state.accepted_moves = chain.iteration, chain.accepted_moves
+        state.accepted_moves = chain.accepted_moves
         state.tuning = self.tune
-        state.start_frame = chain.start_scales
         state.pooled_states = None if chain.pooled is None else chain.pooled.states
-        unusable = [False, False]
-
-        def log_density(point):
-            value = self._evaluate_logp(point, q0.point_map_info, proposal=True)
-            unusable[:] = count_unusable(self, value, point, q0.point_map_info)
-            return value
-
-        state, info = kamh.step(self.rng, state, log_density)
-        proposal = info.proposal
-        self._count_unevaluated(proposal)
-        chain.current_point, chain.current_logp = state.position, state.log_density
-        chain.iteration = state.iteration
-        chain.adaptation_iteration = state.adaptation_iteration
-        moved = info.accepted and not proposal.stays
-        self._track_rejections(info.accepted, moved=moved, kind=proposal.kind)
-        transition = Transition(
-            proposal, None, info.accepted, info.accept_prob, info.log_accept_ratio
-        )
-        return self._result(q0, transition, evaluations + info.evaluations, *unusable)
 
     def _transition_stats(self, transition):
         chain = self.chain

@@ -16,6 +16,7 @@ from scipy import stats
 from pymc_kernel_steps.core import ChainHistory, gaussian_logpdf
 from pymc_kernel_steps.core.moves import BlindJump, CosineWalk, Mixture, ModeHop
 from pymc_kernel_steps.core.schedules import ckam_sampling_scale
+from pymc_kernel_steps.core.transitions import ckam
 from pymc_kernel_steps.options import Cycles, KAMProposal
 from pymc_kernel_steps.steps.ckam import CKAM, sampling_phase
 
@@ -544,7 +545,7 @@ def test_a_cycle_without_kam_moves_samples_with_its_random_walk_in_the_start_s_f
     frame = chain.start_scales
     assert frame is not None and frame[0] < 0.01 and frame[1] > 100
     assert not chain.kam.ready
-    step._freeze_sampling_proposal(point)
+    ckam.freeze_sampling_proposal(step.rng, chain.transition, point)
     sampling_cov = chain.nu_exp**2 * chain.walk.chol @ chain.walk.chol.T
     walk = chain.random_walk
     random_walk_cov = walk.scale.scale**2 * walk.metric.chol @ walk.metric.chol.T
