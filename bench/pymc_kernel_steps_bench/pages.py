@@ -49,7 +49,7 @@ def _git_commit():
 
 def context_lines(command: str) -> list[str]:
     """Machine, versions, date and command, as markdown bullet points."""
-    from .._version import __version__
+    from pymc_kernel_steps._version import __version__
 
     cpu = platform.processor() or platform.machine()
     try:

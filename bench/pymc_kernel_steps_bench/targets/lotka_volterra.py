@@ -155,7 +155,7 @@ def lotka_volterra_model(
 
     Variable ``theta`` (shape 5: ``α, β, γ, δ, σ``, coordinate ``param``), a ``pm.LogNormal``
     vector, sampled as ``theta_log__``; potential ``"ode"`` is the log-likelihood, computed by
-    :func:`lotka_volterra_loglik` inside a :class:`~pymc_kernel_steps.bench.targets.CountingLogp`.
+    :func:`lotka_volterra_loglik` inside a :class:`~pymc_kernel_steps_bench.targets.CountingLogp`.
     The true parameters are :data:`LOTKA_VOLTERRA_TRUE`.
 
     Parameters

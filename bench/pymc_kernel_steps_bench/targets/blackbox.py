@@ -26,7 +26,7 @@ from pytensor.graph.basic import Apply, Variable
 from pytensor.graph.op import Op
 from pytensor.graph.traversal import ancestors
 
-from ..._objmode import register_objmode
+from pymc_kernel_steps._objmode import register_objmode
 
 __all__ = ["CountingLogp", "NoisyCountingLogp", "counting_ops"]
 

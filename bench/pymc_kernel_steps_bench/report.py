@@ -345,7 +345,7 @@ POSTERIOR_NOTES = {
 _METHOD_NOTES = [
     "## How it is measured",
     "",
-    "- **The black box.** `pymc_kernel_steps.bench.blackbox.black_box(model)`: the model's",
+    "- **The black box.** `pymc_kernel_steps_bench.blackbox.black_box(model)`: the model's",
     "  priors, transforms and deterministics are kept; every observed term and potential is",
     "  compiled into one function of the free variables' values behind a counting `Op` without a",
     "  gradient. The Lotka–Volterra posterior's ODE is solved by `scipy.integrate.solve_ivp`",
@@ -355,7 +355,7 @@ _METHOD_NOTES = [
     "  point). SMC's particle count is sized to the budget from a pilot run (not charged) and",
     "  the measured count is used. emcee's walkers are charged one evaluation per step, and its",
     "  optimisation too. NUTS on finite differences is charged `2 d + 1` per leapfrog step.",
-    "- **Peers as an expert runs them** (`pymc_kernel_steps.bench.peers`): `pm.sample_smc`",
+    "- **Peers as an expert runs them** (`pymc_kernel_steps_bench.peers`): `pm.sample_smc`",
     "  with its default IMH kernel (a model with a flat prior is sampled through an equivalent",
     "  model with a N(initial point, 10²) prior in the unconstrained space divided back out of",
     "  the likelihood); emcee after a short L-BFGS-B optimisation (at most a fifth of the budget),",

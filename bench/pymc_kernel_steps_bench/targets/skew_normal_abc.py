@@ -16,7 +16,7 @@ ABC likelihood with a Gaussian kernel of width ``ε = 0.55`` on the summaries,
 Simulation (exact): with ``u ~ N(0, I)`` and ``t ~ N(0, 1)``, ``x = θ + u`` if ``t ≤ ⟨α, u⟩``
 and ``θ − u`` otherwise has density ``2 φ(u) Φ(⟨α, u⟩)``. The ``(n_sim, n_obs, d + 1)`` standard
 normals are drawn inside the PyTensor graph with a shared generator (see
-:class:`~pymc_kernel_steps.bench.targets.NoisyCountingLogp`).
+:class:`~pymc_kernel_steps_bench.targets.NoisyCountingLogp`).
 """
 
 from __future__ import annotations
@@ -135,7 +135,7 @@ def skew_normal_abc_model(
 
     Variable ``theta`` (shape ``dim``) with prior ``N(0, prior_var I)``; potential ``"abc"`` is
     the log of a fresh unbiased ABC likelihood estimate at every evaluation (counted by a
-    :class:`~pymc_kernel_steps.bench.targets.NoisyCountingLogp`). The true parameter is
+    :class:`~pymc_kernel_steps_bench.targets.NoisyCountingLogp`). The true parameter is
     ``skew_normal_abc_data(...)[1]`` (``skewness · 1``).
 
     Parameters

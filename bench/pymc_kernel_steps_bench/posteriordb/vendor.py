@@ -1,8 +1,8 @@
 """Copy the suite's data and reference draws out of a posteriordb checkout (once; offline after).
 
-``python -m pymc_kernel_steps.bench.posteriordb.vendor PATH`` with ``PATH`` a checkout of the public
+``python -m pymc_kernel_steps_bench.posteriordb.vendor PATH`` with ``PATH`` a checkout of the public
 stan-dev/posteriordb repository (BSD-3-Clause; the licence is copied beside the files). For every
-posterior of :data:`~pymc_kernel_steps.bench.posteriordb.POSTERIORS` it writes
+posterior of :data:`~pymc_kernel_steps_bench.posteriordb.POSTERIORS` it writes
 
 - ``data/<data name>.json.gz``: the data set, the repository's JSON unchanged, gzip-compressed;
 - ``data/<posterior>.npz``: the reference draws, one array per Stan variable, shape
@@ -84,5 +84,5 @@ def vendor(source: Path, target: Path = DATA_DIR) -> None:
 
 if __name__ == "__main__":  # pragma: no cover - a one-off copy
     if len(sys.argv) != 2:
-        sys.exit("usage: python -m pymc_kernel_steps.bench.posteriordb.vendor POSTERIORDB_CHECKOUT")
+        sys.exit("usage: python -m pymc_kernel_steps_bench.posteriordb.vendor POSTERIORDB_CHECKOUT")
     vendor(Path(sys.argv[1]))

@@ -2,8 +2,8 @@
 
 :func:`run_target` runs this package's samplers and the gradient-free peers (configured as in
 :mod:`.peers` and :mod:`.suite`) ``replicates`` times on
-:func:`~pymc_kernel_steps.bench.blackbox.black_box` of a target of
-:data:`~pymc_kernel_steps.bench.targets.robustness.ROBUSTNESS_TARGETS`, against its exact
+:func:`~pymc_kernel_steps_bench.blackbox.black_box` of a target of
+:data:`~pymc_kernel_steps_bench.targets.robustness.ROBUSTNESS_TARGETS`, against its exact
 moments. Its frame has the suite's columns (the reference error ``mcse_ref`` is 0: the moments are
 exact), so :func:`~.suite.suite_table` and :func:`~.suite.ratios` score it.
 :func:`z_table` asks the other question: does a run's own Monte Carlo standard error cover its

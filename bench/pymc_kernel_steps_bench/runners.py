@@ -53,7 +53,7 @@ PyMC step methods (ours, ``DEMetropolisZ``, ``Metropolis``; kind ``"step"``)
     independent, so ArviZ's ESS over them is optimistic).
 ``"custom"``
     ``run(model, budget, seed) -> dict(idata=..., evaluations=...)``: anything else (tests use
-    it for exact i.i.d. draws; :mod:`~pymc_kernel_steps.bench.peers` for emcee, NUTS on finite
+    it for exact i.i.d. draws; :mod:`~pymc_kernel_steps_bench.peers` for emcee, NUTS on finite
     differences and the field's samplers). An importance-weighted sampler (nautilus, pocoMC,
     dynesty) adds ``weights``, one per draw of its single chain: its estimates are weighted
     moments, and ArviZ's ESS and R-hat are not computed (weighted draws are not a chain). A
@@ -61,7 +61,7 @@ PyMC step methods (ours, ``DEMetropolisZ``, ``Metropolis``; kind ``"step"``)
     own count, without the over-budget warning, and its rows say ``at_budget`` False.
 
 The measured count (the calls seen by every
-:class:`~pymc_kernel_steps.bench.targets.CountingLogp` in the model; everything runs in this
+:class:`~pymc_kernel_steps_bench.targets.CountingLogp` in the model; everything runs in this
 process, ``cores=1``) is checked against the count each kind implies
 (:func:`~pymc_kernel_steps.diagnostics.count_evaluations`, or the formulas above) and against
 the budget: a mismatch warns; the measured count is the one reported and used.
@@ -80,7 +80,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..diagnostics import count_evaluations, posterior_draws
+from pymc_kernel_steps.diagnostics import count_evaluations, posterior_draws
+
 from ._util import _counting_ops, _measured, _quiet, _reset, sample_quietly
 from .metrics import _tidy
 from .population import run_emcee, run_smc
@@ -228,7 +229,7 @@ def _step_cost(step, model) -> tuple[str, int]:
     """(count_evaluations kind, nominal evaluations per iteration) of a step."""
     import pymc as pm
 
-    from ..steps.base import KernelStep
+    from pymc_kernel_steps.steps.base import KernelStep
 
     steps = getattr(step, "methods", [step])
     if len(steps) != 1:
@@ -405,7 +406,7 @@ def _estimation_draws(sampler: Sampler, idata):
         return sampler.estimates(idata)
     stats = idata["sample_stats"] if "sample_stats" in idata.children else None
     if stats is not None and "exploring" in stats.data_vars:
-        from ..steps.ckam import sampling_phase
+        from pymc_kernel_steps.steps.ckam import sampling_phase
 
         return sampling_phase(idata)
     return idata
@@ -480,7 +481,7 @@ def compare_samplers(
     ----------
     model : pymc.Model
         The model as the samplers see it; count evaluations by putting the likelihood behind a
-        :class:`~pymc_kernel_steps.bench.targets.CountingLogp` (a black box without gradient).
+        :class:`~pymc_kernel_steps_bench.targets.CountingLogp` (a black box without gradient).
     samplers : mapping, sequence or single specification
         ``{name: spec}``, a list of specs or ``(name, spec)`` pairs, where a spec is anything
         :func:`as_sampler` accepts: ``"nuts"``, ``"smc"``, ``"emcee"``, ``"demetropolisz"``,

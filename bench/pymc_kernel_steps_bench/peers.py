@@ -16,24 +16,24 @@ as it must.
     its median over the second half; at most half the run.
 ``pm.sample_smc``
     Its default IMH kernel; the particles are sized to the budget (a pilot, not charged, measures
-    the evaluations per particle; see :mod:`pymc_kernel_steps.bench.runners`).
+    the evaluations per particle; see :mod:`pymc_kernel_steps_bench.runners`).
 ``DEMetropolisZ``
     PyMC's defaults, its own tuning of the scaling during the tuning half of the budget (2
     evaluations per iteration: it evaluates the current point again).
 NUTS on finite differences (:func:`run_nuts_finite_differences`)
     What an expert does with a smooth black box: PyMC's NUTS on a central-difference gradient
-    (:class:`~pymc_kernel_steps.bench.blackbox.FiniteDifferenceLogp`), charged ``2 d + 1``
+    (:class:`~pymc_kernel_steps_bench.blackbox.FiniteDifferenceLogp`), charged ``2 d + 1``
     evaluations per leapfrog step (the value and ``2 d`` for the gradient). A pilot (not charged)
     measures the leapfrog steps per iteration; the tuning half of the budget and the draws are
     sized from it and the draws truncated where the count passes the budget.
 
 The field's samplers for expensive black boxes (issue 49) get the model's priors as
-:func:`~pymc_kernel_steps.bench.prior_transform.unit_cube_prior` builds them: the priors' inverse
+:func:`~pymc_kernel_steps_bench.prior_transform.unit_cube_prior` builds them: the priors' inverse
 CDFs where every prior has one, and otherwise (a flat prior, a Dirichlet) the proper stand-in
 ``N(x0, 10² I)`` in the unconstrained space that ``pm.sample_smc`` gets here, with the model's log
 density minus it as the likelihood. They start from the prior, as SMC does (zeus, an MCMC
 sampler, starts as emcee does). Every evaluation is one call of the model's log density, counted
-by its :class:`~pymc_kernel_steps.bench.targets.CountingLogp`, the op every peer is counted by;
+by its :class:`~pymc_kernel_steps_bench.targets.CountingLogp`, the op every peer is counted by;
 the importance-weighted samplers return their weights and are scored on weighted moments.
 
 nautilus (:func:`run_nautilus`)
@@ -82,7 +82,8 @@ import math
 
 import numpy as np
 
-from ..core import ascend
+from pymc_kernel_steps.core import ascend
+
 from ._util import BENCH_EXTRA, _counting_ops, _datatree, _measured, _reset, _unconstrained
 from .prior_transform import unit_cube_prior
 from .runners import Sampler, _run_nuts, _Settings
@@ -105,7 +106,7 @@ __all__ = [
 ]
 
 #: how to install the field's samplers
-PEERS_EXTRA = "pip install pymc-kernel-steps[bench,peers]"
+PEERS_EXTRA = "pip install 'pymc-kernel-steps-bench[peers]'"
 #: pocoMC's ``n_total``: its ``n_effective`` default, the cheapest documented finish
 POCOMC_N_TOTAL = 512
 #: fewest zeus walkers (at least ``2 d`` are used)
@@ -154,7 +155,7 @@ def optimise_start(logp, x0: np.ndarray, max_evaluations: int):
 
 def run_emcee_expert(model, budget: int, seed: int, *, n_walkers: int = 32) -> dict:
     """``emcee``'s stretch move within ``budget`` evaluations, started and burnt in as the
-    module describes; returns what :func:`~pymc_kernel_steps.bench.runners.compare_samplers`'s
+    module describes; returns what :func:`~pymc_kernel_steps_bench.runners.compare_samplers`'s
     custom runners return."""
     try:
         import emcee
@@ -190,8 +191,8 @@ def run_emcee_expert(model, budget: int, seed: int, *, n_walkers: int = 32) -> d
 
 
 def nuts_finite_differences_sampler(fd_model, dim: int, name: str = "NUTS-FD") -> Sampler:
-    """A custom :class:`~pymc_kernel_steps.bench.runners.Sampler`: NUTS on ``fd_model`` (a
-    :func:`~pymc_kernel_steps.bench.blackbox.black_box` with finite differences) charged
+    """A custom :class:`~pymc_kernel_steps_bench.runners.Sampler`: NUTS on ``fd_model`` (a
+    :func:`~pymc_kernel_steps_bench.blackbox.black_box` with finite differences) charged
     ``2 dim + 1`` evaluations per leapfrog step, in as many chains as the comparison's
     ``chains`` (sharing the budget, as the step methods' chains do)."""
     per_step = 2 * dim + 1
@@ -275,7 +276,7 @@ def run_nautilus(model, budget: int, seed: int, *, n_live: int | None = None) ->
     Returns
     -------
     dict
-        What :func:`~pymc_kernel_steps.bench.runners.compare_samplers`'s custom runners return,
+        What :func:`~pymc_kernel_steps_bench.runners.compare_samplers`'s custom runners return,
         with ``weights`` (normalised importance weights of the draws).
     """
     nautilus = _import("nautilus", "nautilus-sampler")
@@ -370,7 +371,7 @@ def run_zeus(model, budget: int, seed: int, *, min_walkers: int = ZEUS_MIN_WALKE
     Returns
     -------
     dict
-        What :func:`~pymc_kernel_steps.bench.runners.compare_samplers`'s custom runners return.
+        What :func:`~pymc_kernel_steps_bench.runners.compare_samplers`'s custom runners return.
     """
     zeus = _import("zeus", "zeus-mcmc")
     import logging
@@ -426,6 +427,6 @@ FIELD_PEERS = {
 
 
 def field_peer(label: str) -> Sampler:
-    """The :class:`~pymc_kernel_steps.bench.runners.Sampler` of one of :data:`FIELD_PEERS`."""
+    """The :class:`~pymc_kernel_steps_bench.runners.Sampler` of one of :data:`FIELD_PEERS`."""
     run, _ = FIELD_PEERS[label]
     return Sampler(label, "custom", run=run)

@@ -7,7 +7,7 @@ import warnings
 
 import numpy as np
 
-BENCH_EXTRA = "pip install pymc-kernel-steps[bench]"
+BENCH_EXTRA = "pip install pymc-kernel-steps-bench"
 
 
 def _counting_ops(model):

@@ -1,8 +1,8 @@
 """The benchmark harness: targets, references, runners for every peer, metrics and plots.
 
-The samplers (``pymc_kernel_steps.core`` and ``pymc_kernel_steps.steps``) never import it. What
-it needs beyond the package's own dependencies comes with the ``bench`` extra
-(``pip install pymc-kernel-steps[bench]``).
+Its own distribution, ``pymc-kernel-steps-bench`` (``pip install -e ./bench`` from a checkout),
+depending on the samplers' ``pymc-kernel-steps``; the samplers never import it. The field's peers
+(nautilus, pocoMC, dynesty, zeus) come with its ``peers`` extra.
 
 * :mod:`.targets` — the targets as PyMC models, with exact moments or cached reference runs;
 * :mod:`.references` — :class:`Reference`, the truth a run is scored against;

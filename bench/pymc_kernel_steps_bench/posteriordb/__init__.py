@@ -208,7 +208,7 @@ def check_translation(name: str, *, random_seed: int = 0, pymc_model=None, **sam
     import arviz as az
     import pymc as pm
 
-    from ...diagnostics import posterior_draws
+    from pymc_kernel_steps.diagnostics import posterior_draws
 
     posterior = _posterior(name)
     settings = {"draws": 500, "tune": 500, "chains": 2, **posterior.nuts, **sample_kwargs}
