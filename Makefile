@@ -15,19 +15,21 @@ DOCS_STAMP := $(VENV)/.docs-installed
 
 .PHONY: venv demo test test-fast lint docs bench bench-suite bench-quick bench-within clean
 
-$(STAMP): pyproject.toml
+# The samplers and, editable beside them, the benchmark harness (bench/, its own distribution
+# pymc-kernel-steps-bench): the tests, the demo, the examples and the studies use it.
+$(STAMP): pyproject.toml bench/pyproject.toml
 	@PYTHON="$$($(find_python))"; \
 	if [ -z "$$PYTHON" ]; then echo "error: no Python >= 3.12 found (tried python3.13, python3.12)" >&2; exit 1; fi; \
 	echo "Using $$PYTHON"; \
 	env $$PYTHON -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e ".[test,bench,examples,distributed]"
+	$(PY) -m pip install --quiet -e ".[test,examples,distributed]" -e ./bench
 	@touch $(STAMP)
 
 venv: $(STAMP)
 
 demo: $(STAMP)
-	$(PY) -m pymc_kernel_steps.demo
+	$(PY) -m pymc_kernel_steps_bench.demo
 
 test: $(STAMP)
 	$(PY) -m pytest -n 2 --dist worksteal -m "not timing" --durations=15
@@ -50,8 +52,8 @@ docs: $(DOCS_STAMP)
 	$(PY) -m sphinx -E -W --keep-going -b html docs docs/_build/html
 	@echo "Open docs/_build/html/index.html"
 
-$(BENCH_STAMP): $(STAMP) pyproject.toml
-	$(PY) -m pip install --quiet -e ".[bench,peers]"
+$(BENCH_STAMP): $(STAMP) bench/pyproject.toml
+	$(PY) -m pip install --quiet -e . -e "./bench[peers]"
 	@touch $(BENCH_STAMP)
 
 # Accuracy per target evaluation against SMC, emcee, DEMetropolisZ and NUTS on every target with a
@@ -66,7 +68,7 @@ bench: $(BENCH_STAMP)
 
 # The yardstick: the posteriordb suite (15 posteriors as black boxes, our samplers against SMC,
 # emcee, DEMetropolisZ, NUTS on finite differences, nautilus, pocoMC, dynesty and zeus (the
-# `peers` extra); budget 10,000, 10 runs each), then its page
+# harness's `peers` extra); budget 10,000, 10 runs each), then its page
 # docs/benchmarks/posteriordb.md from every frame in benchmarks/posteriordb/runs/. About 10-15
 # minutes per posterior on the 2-core development machine, the Lotka-Volterra ODE (5-7 ms per
 # evaluation) about an hour: 4-5 hours in all. SUITE_ARGS="--run arK-arK" runs one posterior.

@@ -24,8 +24,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from pymc_kernel_steps.bench.robustness import z_table
-from pymc_kernel_steps.bench.suite import (
+from pymc_kernel_steps_bench.robustness import z_table
+from pymc_kernel_steps_bench.suite import (
     STATISTIC_LABELS,
     geometric_mean,
     ratios,
@@ -42,7 +42,7 @@ def _z(frame: pd.DataFrame, sampler: str, stat: str) -> float:
 
 def compare(before: pd.DataFrame, after: pd.DataFrame, samplers, with_z: bool) -> pd.DataFrame:
     """One row per statistic of one posterior: ``samplers`` before and after, our best default
-    against the best peer before and after (:func:`~pymc_kernel_steps.bench.suite.ratios`)."""
+    against the best peer before and after (:func:`~pymc_kernel_steps_bench.suite.ratios`)."""
     changed = before["sampler"].isin(samplers)
     new = pd.concat([before[~changed], after[after["sampler"].isin(samplers)]], ignore_index=True)
     old_table, new_table = suite_table(before), suite_table(new)

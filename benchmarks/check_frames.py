@@ -6,7 +6,7 @@ sampler's random stream (a new move, a proposal no longer evaluated) leaves thos
 code that no longer ships, and a before/after table that takes its "before" from them compares two
 changes at once. This script re-runs replicates 0 and 1 (the fewest a study runs) of every
 one of our samplers in each frame, with the frame's seeds
-(:func:`~pymc_kernel_steps.bench.replicate_seeds` spawns each replicate's seed independently of
+(:func:`~pymc_kernel_steps_bench.replicate_seeds` spawns each replicate's seed independently of
 how many there are), and compares replicate 0's estimates with the frame's. The peers are
 skipped unless ``--peers``. Exit status 1 if any differs.
 
@@ -36,10 +36,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from pymc_kernel_steps.bench import replicate_seeds
-from pymc_kernel_steps.bench.robustness import run_target
-from pymc_kernel_steps.bench.suite import is_ours, read_runs, run_posterior
-from pymc_kernel_steps.bench.targets.robustness import ROBUSTNESS_TARGETS
+from pymc_kernel_steps_bench import replicate_seeds
+from pymc_kernel_steps_bench.robustness import run_target
+from pymc_kernel_steps_bench.suite import is_ours, read_runs, run_posterior
+from pymc_kernel_steps_bench.targets.robustness import ROBUSTNESS_TARGETS
 
 KEY = ["statistic", "coordinate"]
 #: the largest study seed searched for the one whose replicate 0 has a frame's seed

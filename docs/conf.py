@@ -14,7 +14,9 @@ from pathlib import Path
 
 DOCS = Path(__file__).resolve().parent
 ROOT = DOCS.parent
-# The package of this checkout first, whatever is installed in the environment.
+# The packages of this checkout first, whatever is installed in the environment: the samplers and
+# the benchmark harness (its own distribution, bench/), which the API page documents.
+sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT))
 
 import pymc_kernel_steps  # noqa: E402

@@ -22,7 +22,7 @@
 # instead of recomputing it (*pseudo-marginal* MCMC) samples the ABC posterior exactly. Every
 # step of this package does that.
 #
-# The model (paper 002, `pymc_kernel_steps.bench.targets.skew_normal_abc_model`): 10 observations of
+# The model (paper 002, `pymc_kernel_steps_bench.targets.skew_normal_abc_model`): 10 observations of
 # a 10-d skew-normal $p(x \mid \theta) = 2\,N(x; \theta, I)\,\Phi(\langle \alpha, x - \theta
 # \rangle)$ with $\alpha = 10 \cdot \mathbf 1$, drawn at $\theta = 10 \cdot \mathbf 1$; summary:
 # the sample mean; prior $\theta \sim N(0, 5 I)$; $\varepsilon = 0.55$; each likelihood
@@ -46,7 +46,7 @@ import pandas as pd
 import pymc as pm
 
 from pymc_kernel_steps import AdaptiveMetropolis
-from pymc_kernel_steps.bench.targets import (
+from pymc_kernel_steps_bench.targets import (
     TARGETS,
     skew_normal_abc_data,
     skew_normal_abc_model,

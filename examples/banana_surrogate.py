@@ -41,7 +41,6 @@ import numpy as np
 import pymc as pm
 
 from pymc_kernel_steps import KMCLite
-from pymc_kernel_steps.bench.targets import banana_logp, banana_model, banana_moments, banana_sample
 from pymc_kernel_steps.core import (
     GaussianKernel,
     LiteScoreEstimator,
@@ -51,6 +50,7 @@ from pymc_kernel_steps.core import (
     median_lengthscale,
     select_hyperparameters,
 )
+from pymc_kernel_steps_bench.targets import banana_logp, banana_model, banana_moments, banana_sample
 
 logging.getLogger("pymc").setLevel(logging.ERROR)  # keep the saved outputs short
 

@@ -23,7 +23,7 @@
 # `sampling_phase(idata)` keeps them.
 #
 # The target is paper 004's mixture $0.5\,N([-8, 0], 0.5 I) + 0.5\,N([8, 0], 2 I)$, written as a
-# black-box `Op` without a gradient (`pymc_kernel_steps.bench.targets.bimodal_model`). Every chain
+# black-box `Op` without a gradient (`pymc_kernel_steps_bench.targets.bimodal_model`). Every chain
 # starts at the centre of the **left** mode. We compare with `pm.DEMetropolisZ` at the same number
 # of log-density evaluations and with `pm.sample_smc`, which handles several modes by design.
 
@@ -38,8 +38,8 @@ import numpy as np
 import pymc as pm
 
 from pymc_kernel_steps import CKAM, sampling_phase
-from pymc_kernel_steps.bench import run_smc
-from pymc_kernel_steps.bench.targets import bimodal_logp, bimodal_model
+from pymc_kernel_steps_bench import run_smc
+from pymc_kernel_steps_bench.targets import bimodal_logp, bimodal_model
 
 logging.getLogger("pymc").setLevel(logging.ERROR)  # keep the saved outputs short
 

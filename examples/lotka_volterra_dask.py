@@ -22,7 +22,7 @@
 # called like `pm.sample` and returns the same `DataTree`; chain `c`'s draws are those of
 # `pm.sample(..., chains=C, random_seed=s)`'s chain `c`, however many workers there are.
 #
-# The model is the package's Lotka–Volterra ODE (`pymc_kernel_steps.bench.targets`, also in
+# The model is the package's Lotka–Volterra ODE (`pymc_kernel_steps_bench.targets`, also in
 # the notebook *A black-box ODE*): predator–prey dynamics solved by `scipy.integrate.solve_ivp`
 # in an `Op` without gradient, a few milliseconds per evaluation, five parameters
 # $\theta = (\alpha, \beta, \gamma, \delta, \sigma)$. Dask needs the optional extra:
@@ -40,8 +40,8 @@ import pandas as pd
 import pymc as pm
 
 from pymc_kernel_steps import KMCLite
-from pymc_kernel_steps.bench.targets import LOTKA_VOLTERRA_NAMES, TARGETS, lotka_volterra_model
 from pymc_kernel_steps.distributed import sample
+from pymc_kernel_steps_bench.targets import LOTKA_VOLTERRA_NAMES, TARGETS, lotka_volterra_model
 
 logging.getLogger("pymc").setLevel(logging.ERROR)  # keep the saved outputs short
 logging.getLogger("distributed").setLevel(logging.ERROR)

@@ -20,7 +20,7 @@
 # package and with `pm.DEMetropolisZ`, **at the same number of ODE solves**, and checks that the
 # parameters that generated the data are recovered.
 #
-# The model (`pymc_kernel_steps.bench.targets.lotka_volterra_model`): predator–prey dynamics
+# The model (`pymc_kernel_steps_bench.targets.lotka_volterra_model`): predator–prey dynamics
 # $\dot u = \alpha u - \beta u v$, $\dot v = -\gamma v + \delta u v$ from $(u_0, v_0) = (30, 4)$,
 # both species observed at $t = 1, \dots, 20$ with log-normal noise of scale $\sigma$;
 # log-normal priors on $\theta = (\alpha, \beta, \gamma, \delta, \sigma)$. The data were
@@ -40,7 +40,7 @@ import pymc as pm
 import xarray as xr
 
 from pymc_kernel_steps import AdaptiveMetropolis
-from pymc_kernel_steps.bench.targets import (
+from pymc_kernel_steps_bench.targets import (
     LOTKA_VOLTERRA_NAMES,
     LOTKA_VOLTERRA_TRUE,
     TARGETS,

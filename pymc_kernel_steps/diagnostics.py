@@ -162,7 +162,7 @@ def count_evaluations(idata, sampler_kind: str, var_names=None) -> int:
             tests + the shrinking tests: ``4 d + nstep_out + nstep_in``. Exact unless a
             stepping-out budget (``max_steps``) ran out, which over-counts by one (an error of
             well under 1 % at the default ``max_steps=100``); count with
-            :class:`~pymc_kernel_steps.bench.targets.CountingLogp` for the exact figure.
+            :class:`~pymc_kernel_steps_bench.targets.CountingLogp` for the exact figure.
     var_names : list of str, optional
         ``"metropolis"`` and ``"slice"`` only: the variables the step sampled, whose elements
         set the count. Default: every variable in the posterior, which over-counts when it also

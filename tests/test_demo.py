@@ -1,4 +1,6 @@
-"""`make demo` runs end to end (at a tiny budget) and prints one row per sampler."""
+"""`make demo` runs end to end (at a tiny budget) and prints one row per sampler. The demo is
+part of the benchmark harness (``pymc_kernel_steps_bench.demo``): it samples the harness's banana
+and draws the harness's figure."""
 
 from __future__ import annotations
 
@@ -6,7 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from pymc_kernel_steps import demo
+import pymc_kernel_steps
+import pymc_kernel_steps_bench
+from pymc_kernel_steps_bench import demo
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -60,7 +64,10 @@ def test_demo_finds_the_committed_runs_only_in_a_checkout(tmp_path, capsys):
     assert "--runs" in capsys.readouterr().out
 
 
-def test_no_file_of_the_package_refers_to_the_docs():
-    package = Path(demo.__file__).resolve().parent
-    for path in sorted(package.rglob("*.py")):
+@pytest.mark.parametrize(
+    "package", [pymc_kernel_steps, pymc_kernel_steps_bench], ids=["samplers", "harness"]
+)
+def test_no_file_of_the_package_refers_to_the_docs(package):
+    folder = Path(package.__file__).resolve().parent
+    for path in sorted(folder.rglob("*.py")):
         assert "docs/" not in path.read_text(), f"{path.relative_to(ROOT)} refers to docs/"

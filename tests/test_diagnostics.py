@@ -11,7 +11,7 @@ import pytest
 
 import pymc_kernel_steps as pks
 from pymc_kernel_steps import diagnostics as D
-from pymc_kernel_steps.bench import targets as T
+from pymc_kernel_steps_bench import targets as T
 
 COV = np.array([[1.0, 0.5], [0.5, 2.0]])
 

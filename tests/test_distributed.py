@@ -21,8 +21,8 @@ import dask  # noqa: E402
 
 import pymc_kernel_steps as pks  # noqa: E402
 from pymc_kernel_steps import KAMH, KMCLite, LogDensityError  # noqa: E402
-from pymc_kernel_steps.bench.targets import CountingLogp  # noqa: E402
 from pymc_kernel_steps.distributed import ChainFailedError, sample  # noqa: E402
+from pymc_kernel_steps_bench.targets import CountingLogp  # noqa: E402
 
 ROOT = Path(pks.__file__).resolve().parent.parent
 
@@ -41,8 +41,8 @@ def _black_box_model(logp_fn=_standard_normal_logp, cost=0.0, dim=2) -> pm.Model
 
 def _import_the_package() -> None:
     """Run on each worker: the imports a chain's first task would otherwise pay for."""
-    import pymc_kernel_steps.bench.targets
     import pymc_kernel_steps.distributed  # noqa: F401
+    import pymc_kernel_steps_bench.targets  # noqa: F401
 
 
 def _cluster(workers: int):

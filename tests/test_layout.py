@@ -1,4 +1,5 @@
-"""The package's layout: a lazy top level, samplers that never import the harness."""
+"""The package's layout: a lazy top level, samplers that never import the harness (its own
+distribution, ``pymc-kernel-steps-bench`` in ``bench/``)."""
 
 from __future__ import annotations
 
@@ -11,9 +12,14 @@ from pathlib import Path
 import pytest
 
 import pymc_kernel_steps as pks
+import pymc_kernel_steps_bench as harness
 
 PACKAGE = Path(pks.__file__).resolve().parent
 ROOT = PACKAGE.parent
+#: the benchmark harness: its own distribution, whose project is ``bench/``
+HARNESS = Path(harness.__file__).resolve().parent
+HARNESS_ROOT = HARNESS.parent
+HARNESS_NAME = HARNESS.name  # pymc_kernel_steps_bench
 
 
 def _run(code: str) -> subprocess.CompletedProcess:
@@ -30,8 +36,22 @@ def test_importing_core_does_not_load_pymc():
 def test_importing_core_does_not_load_pytensor_or_the_harness():
     result = _run(
         "import pymc_kernel_steps, pymc_kernel_steps.core, sys\n"
-        "loaded = [m for m in ('pytensor', 'arviz', 'pandas', 'pymc_kernel_steps.bench', "
+        "loaded = [m for m in ('pytensor', 'arviz', 'pandas', 'pymc_kernel_steps_bench', "
         "'pymc_kernel_steps.steps') if m in sys.modules]\n"
+        "assert not loaded, loaded"
+    )
+    assert result.returncode == 0, result.stderr
+
+
+def test_sampling_does_not_load_the_harness():
+    result = _run(
+        "import sys, numpy as np, pymc as pm, pymc_kernel_steps as pks\n"
+        "from pymc_kernel_steps import diagnostics, pseudo_marginal, distributed\n"
+        "with pm.Model():\n"
+        "    pm.Normal('x', shape=2)\n"
+        "    pm.sample(draws=20, tune=20, chains=1, step=pks.KAMH(), progressbar=False,\n"
+        "              compute_convergence_checks=False, random_seed=1)\n"
+        "loaded = sorted(m for m in sys.modules if m.startswith('pymc_kernel_steps_bench'))\n"
         "assert not loaded, loaded"
     )
     assert result.returncode == 0, result.stderr
@@ -53,7 +73,8 @@ def test_a_step_class_pickles_by_reference():
 
 def _imported_modules(path: Path) -> set[str]:
     """Absolute names of every module ``path`` imports (relative imports resolved)."""
-    module = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+    root = HARNESS_ROOT if HARNESS in path.parents else ROOT
+    module = ".".join(path.relative_to(root).with_suffix("").parts)
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     package = package.removesuffix(".__init__")
     names = set()
@@ -73,16 +94,52 @@ def _imported_modules(path: Path) -> set[str]:
     return names
 
 
-@pytest.mark.parametrize("part", ["core", "steps"])
-def test_the_samplers_never_import_the_harness(part):
-    harness = (
-        "pymc_kernel_steps.bench",
-        "pymc_kernel_steps.comparison",
-        "pymc_kernel_steps.bench.targets",
-    )
-    for path in sorted((PACKAGE / part).rglob("*.py")):
-        bad = sorted(n for n in _imported_modules(path) if n.startswith(harness))
+def _strings(path: Path) -> list[str]:
+    """The string constants of ``path`` that are not docstrings (an ``importlib`` target, say)."""
+    tree = ast.parse(path.read_text(), str(path))
+    docstrings = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+        and isinstance(node.body[0].value, ast.Constant)
+    }
+    return [
+        node.value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and id(node) not in docstrings
+    ]
+
+
+def test_the_samplers_never_import_the_harness():
+    """No module of the samplers' package imports the harness, by an import statement (inside a
+    function too) or by name (``importlib``): the samplers' distribution works without it."""
+    for path in sorted(PACKAGE.rglob("*.py")):
+        bad = sorted(n for n in _imported_modules(path) if n.split(".")[0] == HARNESS_NAME)
         assert not bad, f"{path.relative_to(ROOT)} imports {bad}"
+        named = [s for s in _strings(path) if s.startswith(HARNESS_NAME)]
+        assert not named, f"{path.relative_to(ROOT)} names the harness: {named}"
+
+
+def test_the_harness_scan_finds_an_import(tmp_path):
+    source = tmp_path / "mod.py"
+    source.write_text(
+        '"""Mentions pymc_kernel_steps_bench in its docstring only."""\n'
+        "def f():\n    import importlib\n"
+        "    return importlib.import_module('pymc_kernel_steps_bench.targets')\n"
+    )
+    assert _strings(source) == ["pymc_kernel_steps_bench.targets"]
+
+
+@pytest.mark.parametrize(
+    "old", ["bench", "comparison", "targets", "demo"], ids=lambda name: f"pymc_kernel_steps.{name}"
+)
+def test_the_harness_left_the_samplers_package(old):
+    """The harness, its former re-exports and the demo live in pymc_kernel_steps_bench."""
+    assert not (PACKAGE / old).exists() and not (PACKAGE / f"{old}.py").exists()
 
 
 def test_core_never_imports_pymc_or_pytensor():
@@ -102,33 +159,11 @@ def test_only_the_distributed_module_imports_dask():
         assert not bad, f"{path.relative_to(ROOT)} imports {bad}"
 
 
-#: the top-level modules that are part of the samplers (the others, the demo and the deprecated
-#: harness re-exports, belong to the harness)
-SAMPLER_TOP_LEVEL = (
-    "__init__.py",
-    "_version.py",
-    "_validation.py",
-    "diagnostics.py",
-    "pseudo_marginal.py",
-)
-
-
-def test_the_top_level_samplers_never_import_the_harness():
-    harness = (
-        "pymc_kernel_steps.bench",
-        "pymc_kernel_steps.comparison",
-        "pymc_kernel_steps.targets",
-    )
-    for name in SAMPLER_TOP_LEVEL:
-        path = PACKAGE / name
-        bad = sorted(n for n in _imported_modules(path) if n.startswith(harness))
-        assert not bad, f"{path.relative_to(ROOT)} imports {bad}"
-
-
 #: the parts of the package and the parts each may import (besides itself): the numeric core
 #: nothing of ours; the steps the core and the argument checks; the pseudo-marginal helper and
-#: the Dask runner what they use; the harness (bench, its deprecated re-exports, the demo)
-#: anything. A part not listed here fails the test until it is placed.
+#: the Dask runner what they use; the harness (its own distribution, pymc_kernel_steps_bench:
+#: the targets, runners, suite and the demo) anything of the samplers. No part of the samplers
+#: may import the harness. A part not listed here fails the test until it is placed.
 ALLOWED_ARROWS = {
     "core": set(),
     "steps": {"core", "_validation", "options"},
@@ -140,28 +175,31 @@ ALLOWED_ARROWS = {
     "pseudo_marginal": {"_objmode", "_validation"},
     "distributed": {"core", "steps", "_validation"},
     "__init__": {"_version"},  # the rest lazily, by name (importlib), not by import statements
-    "bench": None,  # None: anything
-    "comparison": None,
-    "targets": None,
-    "demo": None,
+    HARNESS_NAME: None,  # None: anything (of the samplers; the harness is one part)
 }
 
 
 def _module_name(path: Path) -> str:
-    return ".".join(path.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
+    root = HARNESS_ROOT if HARNESS in path.parents else ROOT
+    return ".".join(path.relative_to(root).with_suffix("").parts).removesuffix(".__init__")
 
 
 def _part(module: str) -> str | None:
     parts = module.split(".")
+    if parts[0] == HARNESS_NAME:
+        return HARNESS_NAME
     if parts[0] != "pymc_kernel_steps":
         return None
     return "__init__" if len(parts) == 1 else parts[1]
 
 
 def _module_graph() -> dict[str, set[str]]:
-    """Every module of the package -> the package's modules it imports (imports inside
-    functions included; a package's ``__init__`` importing its own submodules not counted)."""
-    paths = {_module_name(path): path for path in PACKAGE.rglob("*.py")}
+    """Every module of the samplers' package and of the harness -> the modules of either it
+    imports (imports inside functions included; a package's ``__init__`` importing its own
+    submodules not counted)."""
+    paths = {
+        _module_name(path): path for folder in (PACKAGE, HARNESS) for path in folder.rglob("*.py")
+    }
     graph = {}
     for module, path in paths.items():
         targets = set()
@@ -179,7 +217,8 @@ def _module_graph() -> dict[str, set[str]]:
 
 
 def test_the_parts_import_only_what_their_contract_allows():
-    """Import contracts instead of a line cap: which part of the package may import which."""
+    """Import contracts instead of a line cap: which part of the package may import which (the
+    samplers' parts never the harness)."""
     for module, targets in sorted(_module_graph().items()):
         part = _part(module)
         assert part in ALLOWED_ARROWS, f"{module}: part {part!r} has no contract; add it"
@@ -232,40 +271,6 @@ def test_the_cycle_finder_finds_a_cycle():
     assert _cycles(graph) == [["a", "b", "c"]]
 
 
-@pytest.mark.parametrize(
-    ("old", "new", "name"),
-    [
-        ("pymc_kernel_steps.comparison", "pymc_kernel_steps.bench", "compare_samplers"),
-        ("pymc_kernel_steps.targets", "pymc_kernel_steps.bench.targets", "TARGETS"),
-    ],
-)
-def test_the_old_harness_modules_warn_and_re_export(old, new, name):
-    result = _run(
-        "import importlib, warnings\n"
-        "with warnings.catch_warnings(record=True) as caught:\n"
-        "    warnings.simplefilter('always')\n"
-        f"    old = importlib.import_module({old!r})\n"
-        f"new = importlib.import_module({new!r})\n"
-        "assert [w.category for w in caught] == [DeprecationWarning], caught\n"
-        f"assert {new!r} in str(caught[0].message)\n"
-        "assert caught[0].filename == '<string>', caught[0].filename\n"
-        f"assert getattr(old, {name!r}) is getattr(new, {name!r})\n"
-        "assert all(getattr(old, n) is not None for n in old.__all__)\n"
-    )
-    assert result.returncode == 0, result.stderr
-
-
-def test_the_old_target_submodules_are_the_new_ones():
-    result = _run(
-        "import warnings\n"
-        "warnings.simplefilter('ignore', DeprecationWarning)\n"
-        "from pymc_kernel_steps.targets.synthetic import banana_model\n"
-        "from pymc_kernel_steps.bench.targets import synthetic\n"
-        "assert banana_model is synthetic.banana_model\n"
-    )
-    assert result.returncode == 0, result.stderr
-
-
 def _scripts() -> list[Path]:
     return sorted((ROOT / "benchmarks").rglob("*.py"))
 
@@ -277,7 +282,9 @@ def test_the_studies_import_only_the_package():
         assert "sys.path" not in text, f"{path.relative_to(ROOT)} edits sys.path"
         roots = {name.split(".")[0] for name in _imported_modules(path)}
         bad = sorted(roots & (scripts | {"tests", "benchmarks", "helpers"}))
-        assert not bad, f"{path.relative_to(ROOT)} imports {bad}: move what it shares to bench"
+        assert not bad, (
+            f"{path.relative_to(ROOT)} imports {bad}: move what it shares to the harness (bench/)"
+        )
 
 
 def test_no_test_loads_a_script():

@@ -39,10 +39,10 @@ import pandas as pd
 import pymc as pm
 
 import pymc_kernel_steps as pks
-from pymc_kernel_steps.bench.targets import TARGETS
-from pymc_kernel_steps.bench.targets._data import rdataset, standardise
-from pymc_kernel_steps.bench.targets.blackbox import _potential
-from pymc_kernel_steps.bench.targets.synthetic import _logistic_logp_pt, logistic_regression_logp
+from pymc_kernel_steps_bench.targets import TARGETS
+from pymc_kernel_steps_bench.targets._data import rdataset, standardise
+from pymc_kernel_steps_bench.targets.blackbox import _potential
+from pymc_kernel_steps_bench.targets.synthetic import _logistic_logp_pt, logistic_regression_logp
 
 SAMPLERS = {
     "AdaptiveHMC": lambda: pks.AdaptiveHMC(),

@@ -1,6 +1,6 @@
 """AdaptiveHMC against NUTS on the posteriordb suite's posteriors with a gradient (issue 24, 4).
 
-Each posterior of :data:`pymc_kernel_steps.bench.posteriordb.POSTERIORS` (except those in
+Each posterior of :data:`pymc_kernel_steps_bench.posteriordb.POSTERIORS` (except those in
 ``--exclude``: by default the Lotka–Volterra ODE, whose gradient comes from forward sensitivities
 at 5–15 ms each and which no sampler converged on, see ``benchmarks/lotka_volterra_modes/``) is
 sampled by each sampler of ``--samplers`` in single chains of ``--tune`` tuning and ``--draws``
@@ -59,8 +59,8 @@ import numpy as np
 import pymc as pm
 
 import pymc_kernel_steps as pks
-from pymc_kernel_steps.bench import posteriordb as pdb
 from pymc_kernel_steps.diagnostics import posterior_draws
+from pymc_kernel_steps_bench import posteriordb as pdb
 
 HERE = Path(__file__).parent
 EXCLUDED = ("hudson_lynx_hare-lotka_volterra",)

@@ -2,13 +2,13 @@
 either mode.
 
 Target ``0.5 N([−8, 0], 0.5 I) + 0.5 N([8, 0], 2 I)``
-(:func:`~pymc_kernel_steps.bench.targets.bimodal_model`, a black-box log density whose calls are
+(:func:`~pymc_kernel_steps_bench.targets.bimodal_model`, a black-box log density whose calls are
 counted). One chain per run, started at the centre of the left or the right mode.
 
 Every sampler gets the same number of target evaluations: ``tune + draws`` iterations for ours
 (one evaluation per iteration), half the tuning and half the draws for DEMetropolisZ (two
 evaluations per iteration: the proposal and the current point). The evaluations are *measured*
-by the black box's call counter (:func:`~pymc_kernel_steps.bench.targets.counting_ops`) and checked
+by the black box's call counter (:func:`~pymc_kernel_steps_bench.targets.counting_ops`) and checked
 against :func:`~pymc_kernel_steps.diagnostics.count_evaluations`; the table shows the measured
 count. For CKAM the estimates use :func:`~pymc_kernel_steps.steps.ckam.sampling_phase` (its
 sampling-phase draws, as the paper does); the others use all their post-tuning draws.
@@ -38,13 +38,13 @@ import pymc as pm
 from scipy import stats
 
 from pymc_kernel_steps import CKAM, KAMH, AdaptiveMetropolis, sampling_phase
-from pymc_kernel_steps.bench.targets import bimodal_model, counting_ops
-from pymc_kernel_steps.bench.targets.synthetic import (
+from pymc_kernel_steps.diagnostics import count_evaluations
+from pymc_kernel_steps_bench.targets import bimodal_model, counting_ops
+from pymc_kernel_steps_bench.targets.synthetic import (
     BIMODAL_MEANS,
     BIMODAL_VARIANCES,
     BIMODAL_WEIGHTS,
 )
-from pymc_kernel_steps.diagnostics import count_evaluations
 
 #: name -> (step class, ``count_evaluations`` kind, target evaluations per iteration)
 SAMPLERS = {

@@ -13,9 +13,9 @@ import warnings
 
 import numpy as np
 
-from pymc_kernel_steps.bench import posteriordb
-from pymc_kernel_steps.bench._util import _unconstrained
 from pymc_kernel_steps.core import climb, climb_budget
+from pymc_kernel_steps_bench import posteriordb
+from pymc_kernel_steps_bench._util import _unconstrained
 
 
 def main() -> None:

@@ -1,11 +1,11 @@
 """Accuracy per target evaluation of our samplers against the peers a user would pick instead.
 
-For every target of :data:`pymc_kernel_steps.bench.targets.TARGETS` that has a reference (exact
-moments), :func:`pymc_kernel_steps.bench.runners.compare_samplers` runs every sampler at the same
+For every target of :data:`pymc_kernel_steps_bench.targets.TARGETS` that has a reference (exact
+moments), :func:`pymc_kernel_steps_bench.runners.compare_samplers` runs every sampler at the same
 budget of counted target evaluations, ``--replicates`` times with independent seeds, and compares
 the estimates of ``E[x_i]`` and ``E[x_i²]`` with the truth: the error-based ESS per 1000
 evaluations (worst coordinate with a bootstrap interval over replicates, and median), with
-ArviZ's bulk/tail ESS and R-hat beside it. See :mod:`pymc_kernel_steps.bench.runners` for the budget
+ArviZ's bulk/tail ESS and R-hat beside it. See :mod:`pymc_kernel_steps_bench.runners` for the budget
 mapping of each sampler kind.
 
 Samplers: ours (KAMH, AdaptiveMetropolis, KMCLite, KMCFinite, CKAM, whose estimates use its
@@ -46,9 +46,10 @@ from pathlib import Path
 import numpy as np
 
 import pymc_kernel_steps as pks
-from pymc_kernel_steps.bench import compare_samplers, ess_err_table, plot_comparison
-from pymc_kernel_steps.bench import targets as T
-from pymc_kernel_steps.bench.pages import (
+from pymc_kernel_steps.options import Regression
+from pymc_kernel_steps_bench import compare_samplers, ess_err_table, plot_comparison
+from pymc_kernel_steps_bench import targets as T
+from pymc_kernel_steps_bench.pages import (
     context_lines,
     index_page,
     markdown_table,
@@ -56,9 +57,8 @@ from pymc_kernel_steps.bench.pages import (
     parse_relabel,
     relabel_samplers,
 )
-from pymc_kernel_steps.bench.pages import format_figure as _fmt
-from pymc_kernel_steps.bench.references import reference_for
-from pymc_kernel_steps.options import Regression
+from pymc_kernel_steps_bench.pages import format_figure as _fmt
+from pymc_kernel_steps_bench.references import reference_for
 
 ROOT = Path(__file__).resolve().parents[2]
 OURS = ("KAMH", "AdaptiveMetropolis", "KMCLite", "KMCFinite", "CKAM")
@@ -323,7 +323,7 @@ def write_index(out: Path, command: str, rows: dict[str, str] | None = None) -> 
     (``{target: row}``, this run's) replace their targets' rows; the existing index's other
     rows and its notes below the table are kept, and a target with a
     ``<target>-runs.csv.gz`` in ``out`` but no row gets one computed from that frame
-    (:func:`~pymc_kernel_steps.bench.pages.index_page`)."""
+    (:func:`~pymc_kernel_steps_bench.pages.index_page`)."""
     import pandas as pd
 
     rows = dict(rows or {})

@@ -27,8 +27,8 @@ import numpy as np
 import pymc as pm
 
 import pymc_kernel_steps as pks
-from pymc_kernel_steps.bench.pages import context_lines
-from pymc_kernel_steps.bench.targets import TARGETS
+from pymc_kernel_steps_bench.pages import context_lines
+from pymc_kernel_steps_bench.targets import TARGETS
 
 
 def make_step(name: str):

@@ -3,7 +3,7 @@ helping.
 
 Each target is a correlated Gaussian ``N(0, Σ)``, ``Σ_ij = 0.5^|i−j|``, of dimension ``d`` (named
 ``gauss<d>``), run as a counted black box without gradient through the same machinery as the
-robustness study (:class:`pymc_kernel_steps.bench.suite.Study`): ``--replicates`` runs of
+robustness study (:class:`pymc_kernel_steps_bench.suite.Study`): ``--replicates`` runs of
 ``--budget`` counted evaluations per sampler, scored against the exact moments (``E[x] = 0``,
 ``E[x²] = 1``, ``Var(x²) = 2``). Frames go to ``runs/gauss<d>.csv.gz`` beside this script
 (``--samplers`` replaces those samplers' rows in an existing frame); ``--report`` writes
@@ -29,10 +29,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from pymc_kernel_steps.bench.references import Reference
-from pymc_kernel_steps.bench.robustness import ROBUSTNESS_PEERS, robustness_page
-from pymc_kernel_steps.bench.suite import OURS, Posterior, Study
-from pymc_kernel_steps.bench.targets import gaussian_model
+from pymc_kernel_steps_bench.references import Reference
+from pymc_kernel_steps_bench.robustness import ROBUSTNESS_PEERS, robustness_page
+from pymc_kernel_steps_bench.suite import OURS, Posterior, Study
+from pymc_kernel_steps_bench.targets import gaussian_model
 
 HERE = Path(__file__).parent
 RUNS = HERE / "runs"

@@ -2,7 +2,7 @@
 
 Each sampler of this package runs one chain of ``--budget`` counted evaluations (half tuning) on a
 correlated Gaussian black box (``N(0, Σ)``, ``Σ_ij = 0.5^|i−j|``, the log density a few
-microseconds), through :func:`pymc_kernel_steps.bench.runners.compare_samplers`, which measures the
+microseconds), through :func:`pymc_kernel_steps_bench.runners.compare_samplers`, which measures the
 wall time outside the counted log density per iteration (``own_seconds_per_iteration``). On a
 loaded machine wall time measures the load, so the script also reports the marginal CPU time per
 iteration: the process's CPU time of a run at ``2 × --budget`` minus that of a run at ``--budget``,
@@ -27,8 +27,8 @@ import warnings
 import numpy as np
 
 import pymc_kernel_steps as pks
-from pymc_kernel_steps.bench.runners import compare_samplers
-from pymc_kernel_steps.bench.targets import gaussian_model
+from pymc_kernel_steps_bench.runners import compare_samplers
+from pymc_kernel_steps_bench.targets import gaussian_model
 
 SAMPLERS = {
     "KMCLite": pks.KMCLite,

@@ -35,12 +35,12 @@ import numpy as np
 import pandas as pd
 
 from pymc_kernel_steps import KMCLite
-from pymc_kernel_steps.bench import posteriordb
-from pymc_kernel_steps.bench.blackbox import black_box
-from pymc_kernel_steps.bench.pages import context_lines
-from pymc_kernel_steps.bench.suite import reference
 from pymc_kernel_steps.diagnostics import posterior_draws
 from pymc_kernel_steps.distributed import sample
+from pymc_kernel_steps_bench import posteriordb
+from pymc_kernel_steps_bench.blackbox import black_box
+from pymc_kernel_steps_bench.pages import context_lines
+from pymc_kernel_steps_bench.suite import reference
 
 HERE = Path(__file__).resolve().parent
 POSTERIORS = ("arK-arK", "eight_schools-eight_schools_noncentered")

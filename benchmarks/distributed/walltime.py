@@ -31,9 +31,9 @@ import pandas as pd
 import pymc as pm
 
 from pymc_kernel_steps import KAMH
-from pymc_kernel_steps.bench.pages import context_lines
-from pymc_kernel_steps.bench.targets import CountingLogp
 from pymc_kernel_steps.distributed import sample
+from pymc_kernel_steps_bench.pages import context_lines
+from pymc_kernel_steps_bench.targets import CountingLogp
 
 HERE = Path(__file__).resolve().parent
 FIGURE = HERE.parent.parent / "docs" / "benchmarks" / "distributed-walltime.png"

@@ -32,7 +32,7 @@ import numpy as np
 import pymc as pm
 
 import pymc_kernel_steps as pks
-from pymc_kernel_steps.bench.targets import (
+from pymc_kernel_steps_bench.targets import (
     banana_model,
     banana_moments,
     banana_sample,

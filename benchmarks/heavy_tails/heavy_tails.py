@@ -22,8 +22,8 @@ import numpy as np
 import pymc as pm
 
 import pymc_kernel_steps as pks
-from pymc_kernel_steps.bench.targets.blackbox import CountingLogp
 from pymc_kernel_steps.options import Regression
+from pymc_kernel_steps_bench.targets.blackbox import CountingLogp
 
 DIM = 6
 

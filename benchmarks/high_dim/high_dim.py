@@ -26,7 +26,7 @@ import numpy as np
 import pymc as pm
 
 import pymc_kernel_steps as pks
-from pymc_kernel_steps.bench.targets import banana_model, banana_moments, gaussian_model
+from pymc_kernel_steps_bench.targets import banana_model, banana_moments, gaussian_model
 
 SAMPLERS = ("KAMH", "AdaptiveMetropolis", "KMCLite", "KMCFinite", "DEMetropolisZ")
 RHAT_MAX = 1.05

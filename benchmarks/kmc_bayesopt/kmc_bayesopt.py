@@ -25,10 +25,10 @@ import numpy as np
 import pymc as pm
 
 import pymc_kernel_steps as pks
-from pymc_kernel_steps.bench import compare_samplers, ess_err_table
-from pymc_kernel_steps.bench import targets as T
-from pymc_kernel_steps.bench.references import reference_for
 from pymc_kernel_steps.options import Trajectory
+from pymc_kernel_steps_bench import compare_samplers, ess_err_table
+from pymc_kernel_steps_bench import targets as T
+from pymc_kernel_steps_bench.references import reference_for
 
 
 def lite_bayesopt():

@@ -40,8 +40,8 @@ import numpy as np
 import pymc as pm
 
 import pymc_kernel_steps as pks
-from pymc_kernel_steps.bench.targets import banana_logp, banana_model, banana_sample
 from pymc_kernel_steps.core import Confinement
+from pymc_kernel_steps_bench.targets import banana_logp, banana_model, banana_sample
 
 TWIST, VARIANCE = 0.03, 100.0  # the benchmark banana's b and V (banana_logp's defaults)
 

@@ -31,11 +31,11 @@ from pathlib import Path
 import pymc as pm
 
 import pymc_kernel_steps as pks
-from pymc_kernel_steps.bench import Sampler, compare_samplers, ess_err_table
-from pymc_kernel_steps.bench import targets as T
-from pymc_kernel_steps.bench.pages import context_lines, markdown_table
-from pymc_kernel_steps.bench.references import reference_for
 from pymc_kernel_steps.diagnostics import count_evaluations
+from pymc_kernel_steps_bench import Sampler, compare_samplers, ess_err_table
+from pymc_kernel_steps_bench import targets as T
+from pymc_kernel_steps_bench.pages import context_lines, markdown_table
+from pymc_kernel_steps_bench.references import reference_for
 
 QUIET = {
     "progressbar": False,

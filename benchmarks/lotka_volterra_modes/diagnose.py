@@ -1,7 +1,7 @@
 """Why no sampler converged on posteriordb's Lotka-Volterra ODE: local modes, the start, the cost.
 
 For ``hudson_lynx_hare-lotka_volterra`` as the suite runs it (the black box of
-:func:`pymc_kernel_steps.bench.posteriordb.model`), prints
+:func:`pymc_kernel_steps_bench.posteriordb.model`), prints
 
 1. the log density at L-BFGS-B optima reached from the model's initial point (the prior centre,
    where every sampler of the suite starts) and from a reference draw;
@@ -26,10 +26,10 @@ import numpy as np
 import pymc as pm
 
 import pymc_kernel_steps as pks
-from pymc_kernel_steps.bench import posteriordb
-from pymc_kernel_steps.bench._util import _unconstrained
-from pymc_kernel_steps.bench.blackbox import black_box
-from pymc_kernel_steps.bench.peers import optimise_start
+from pymc_kernel_steps_bench import posteriordb
+from pymc_kernel_steps_bench._util import _unconstrained
+from pymc_kernel_steps_bench.blackbox import black_box
+from pymc_kernel_steps_bench.peers import optimise_start
 
 NAME = "hudson_lynx_hare-lotka_volterra"
 SAMPLERS = {

@@ -1,5 +1,5 @@
 """Lotka–Volterra black box (fixed-step RK4,
-:mod:`pymc_kernel_steps.bench.targets.lotka_volterra_rk4`): convergence and where the model is
+:mod:`pymc_kernel_steps_bench.targets.lotka_volterra_rk4`): convergence and where the model is
 evaluated, 4 chains × (tune + draws), one process so that every evaluation point is recorded.
 
 Prints per sampler: max R-hat, whether the true (α, β, γ, δ) lie in the 99 % intervals, the share
@@ -25,7 +25,7 @@ import numpy as np
 import pymc as pm
 
 import pymc_kernel_steps as pks
-from pymc_kernel_steps.bench.targets import lotka_volterra_rk4 as helpers
+from pymc_kernel_steps_bench.targets import lotka_volterra_rk4 as helpers
 
 PRIOR_LOG_MEAN = np.log([1.0, 0.05, 1.0, 0.05, 0.3])
 PRIOR_LOG_SD = 0.5

@@ -3,7 +3,7 @@
 Reads every frame in ``runs/`` (written by ``benchmarks/posteriordb/suite.py --runs-dir
 benchmarks/peers_new/runs``, see the README for the command) and prints, per posterior and
 statistic, each sampler's worst-coordinate ESS_err per 1000 evaluations with its 90 % bootstrap
-interval (the suite's metric, :func:`pymc_kernel_steps.bench.suite.suite_table`), its mean
+interval (the suite's metric, :func:`pymc_kernel_steps_bench.suite.suite_table`), its mean
 evaluations, and its ratio to ``KMCLite`` with the interval of the paired resamples.
 
 Usage::
@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from pymc_kernel_steps.bench.suite import STATISTIC_LABELS, read_runs, suite_table
+from pymc_kernel_steps_bench.suite import STATISTIC_LABELS, read_runs, suite_table
 
 HERE = Path(__file__).parent
 OURS = "KMCLite"

@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from pymc_kernel_steps.bench.suite import geometric_mean, suite_table
+from pymc_kernel_steps_bench.suite import geometric_mean, suite_table
 
 HERE = Path(__file__).parent
 

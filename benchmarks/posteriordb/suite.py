@@ -1,6 +1,6 @@
 """The posteriordb suite: every posterior a black box, our samplers against the peers.
 
-Runs :func:`pymc_kernel_steps.bench.suite.run_posterior` (budget, replicates) on each posterior and
+Runs :func:`pymc_kernel_steps_bench.suite.run_posterior` (budget, replicates) on each posterior and
 writes its tidy frame to ``runs/<posterior>.csv.gz`` beside this script; ``--report`` reads every
 committed frame and writes the suite page ``docs/benchmarks/posteriordb.md`` and its figure.
 
@@ -25,9 +25,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from pymc_kernel_steps.bench import posteriordb
-from pymc_kernel_steps.bench.report import write_suite_page
-from pymc_kernel_steps.bench.suite import OURS, PEERS, run_posterior
+from pymc_kernel_steps_bench import posteriordb
+from pymc_kernel_steps_bench.report import write_suite_page
+from pymc_kernel_steps_bench.suite import OURS, PEERS, run_posterior
 
 HERE = Path(__file__).parent
 RUNS = HERE / "runs"

@@ -43,8 +43,8 @@ import numpy as np
 import pymc as pm
 
 from pymc_kernel_steps import AdaptiveMetropolis
-from pymc_kernel_steps.bench.targets import TARGETS, counting_ops
-from pymc_kernel_steps.bench.targets.registry import REFERENCE_DIR
+from pymc_kernel_steps_bench.targets import TARGETS, counting_ops
+from pymc_kernel_steps_bench.targets.registry import REFERENCE_DIR
 
 #: (sampler, tune, draws) per target: sized for ≲ 10 minutes on one core of the dev machine
 DEFAULTS = {
@@ -78,7 +78,7 @@ def _dispersed_starts(model, var_name, chains, rng):
 
 
 def _abc_starts(chains, rng):
-    from pymc_kernel_steps.bench.targets import skew_normal_abc_data
+    from pymc_kernel_steps_bench.targets import skew_normal_abc_data
 
     y, _, alpha = skew_normal_abc_data()
     delta = alpha / np.sqrt(1.0 + alpha @ alpha)

@@ -22,10 +22,10 @@ import warnings
 import numpy as np
 
 import pymc_kernel_steps as pks
-from pymc_kernel_steps.bench import replicate_seeds
-from pymc_kernel_steps.bench import targets as T
-from pymc_kernel_steps.bench._util import sample_quietly
 from pymc_kernel_steps.steps._moves import MOVE_KINDS
+from pymc_kernel_steps_bench import replicate_seeds
+from pymc_kernel_steps_bench import targets as T
+from pymc_kernel_steps_bench._util import sample_quietly
 
 BUDGET = 12_000
 FAR = 30.0  # |x1| beyond 3 posterior sds

@@ -26,10 +26,10 @@ import numpy as np
 import pymc as pm
 
 import pymc_kernel_steps as pks
-from pymc_kernel_steps.bench._util import sample_quietly
-from pymc_kernel_steps.bench.blackbox import black_box
-from pymc_kernel_steps.bench.targets.robustness import ROBUSTNESS_TARGETS, robustness_model
 from pymc_kernel_steps.distributed import sample
+from pymc_kernel_steps_bench._util import sample_quietly
+from pymc_kernel_steps_bench.blackbox import black_box
+from pymc_kernel_steps_bench.targets.robustness import ROBUSTNESS_TARGETS, robustness_model
 
 CHAINS = 4
 BUDGET = 10_000

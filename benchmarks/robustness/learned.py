@@ -4,8 +4,8 @@ Reads the committed frames of ``runs/`` (the before-runs: every default and the 
 ``runs-learned/`` (``KMCLite[learned]``, ``KMCFinite[learned]``, ``KAMH[learned]``, same seeds and
 budget), and writes ``learned_results.md`` beside this script: per target and statistic, each
 learned variant against its default and against the best peer (paired bootstrap ratios), the
-z-scores of :func:`~pymc_kernel_steps.bench.robustness.z_table`, then the study's own page
-(:func:`~pymc_kernel_steps.bench.robustness.robustness_page`) of all the runs together.
+z-scores of :func:`~pymc_kernel_steps_bench.robustness.z_table`, then the study's own page
+(:func:`~pymc_kernel_steps_bench.robustness.robustness_page`) of all the runs together.
 
 Usage::
 
@@ -22,8 +22,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from pymc_kernel_steps.bench.robustness import robustness_page, z_table
-from pymc_kernel_steps.bench.suite import suite_table
+from pymc_kernel_steps_bench.robustness import robustness_page, z_table
+from pymc_kernel_steps_bench.suite import suite_table
 
 HERE = Path(__file__).parent
 VARIANTS = ("KMCLite", "KMCFinite", "KAMH")

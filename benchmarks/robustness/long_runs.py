@@ -5,7 +5,7 @@ of several samplers, by more than the runs' own MCSE says (``results.md``). A sa
 exact stays wrong however long it runs; a sampler that is exact but slow in one region gets
 closer, and its MCSE either covers the error or does not. This script runs chains of ``--draws``
 draws after ``--tune`` tuning iterations (one chain per seed, the black box of
-:func:`~pymc_kernel_steps.bench.blackbox.black_box`, defaults of every step; a label such as
+:func:`~pymc_kernel_steps_bench.blackbox.black_box`, defaults of every step; a label such as
 ``KAMH[fixed]`` passes ``moves="fixed"``) and writes, per
 target, sampler and coordinate, the estimate of E[x²] per seed, the exact value, and the errors in
 units of ArviZ's within-run MCSE.
@@ -28,10 +28,10 @@ import arviz as az
 import numpy as np
 
 import pymc_kernel_steps as pks
-from pymc_kernel_steps.bench._util import sample_quietly
-from pymc_kernel_steps.bench.blackbox import black_box
-from pymc_kernel_steps.bench.robustness import error_in_mcse
-from pymc_kernel_steps.bench.targets.robustness import ROBUSTNESS_TARGETS, robustness_model
+from pymc_kernel_steps_bench._util import sample_quietly
+from pymc_kernel_steps_bench.blackbox import black_box
+from pymc_kernel_steps_bench.robustness import error_in_mcse
+from pymc_kernel_steps_bench.targets.robustness import ROBUSTNESS_TARGETS, robustness_model
 
 HERE = Path(__file__).parent
 RUNS = HERE / "long-runs"

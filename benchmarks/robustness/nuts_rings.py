@@ -21,7 +21,7 @@ import arviz as az
 import numpy as np
 import pymc as pm
 
-from pymc_kernel_steps.bench.targets.robustness import robustness_model
+from pymc_kernel_steps_bench.targets.robustness import robustness_model
 
 
 def main(argv=None) -> None:

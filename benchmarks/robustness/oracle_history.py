@@ -29,10 +29,10 @@ import arviz as az
 import numpy as np
 
 import pymc_kernel_steps as pks
-from pymc_kernel_steps.bench import worst_ess_err
-from pymc_kernel_steps.bench._util import sample_quietly
-from pymc_kernel_steps.bench.robustness import error_in_mcse
-from pymc_kernel_steps.bench.targets.robustness import ROBUSTNESS_TARGETS, robustness_model
+from pymc_kernel_steps_bench import worst_ess_err
+from pymc_kernel_steps_bench._util import sample_quietly
+from pymc_kernel_steps_bench.robustness import error_in_mcse
+from pymc_kernel_steps_bench.targets.robustness import ROBUSTNESS_TARGETS, robustness_model
 
 BUDGET = 10_000
 
@@ -49,7 +49,7 @@ def _warm_history(sampler: str, states: np.ndarray, model):
 
 def _ess_per_1000(errors, variance, evaluations) -> str:
     """The worst coordinate's error-based ESS per 1000 evaluations with its 90 % interval (the
-    bench's :func:`~pymc_kernel_steps.bench.worst_ess_err`)."""
+    bench's :func:`~pymc_kernel_steps_bench.worst_ess_err`)."""
     worst, low, high = worst_ess_err(np.square(errors), variance, evaluations)
     return f"{worst:.3f} [{low:.3f}, {high:.3f}]"
 

@@ -4,8 +4,8 @@ Ten runs per sampler cannot rank samplers on targets whose errors are this skewe
 gives our best 1.06× or 0.47× the best peer on `mixed4`'s E[x²] depending on the seeds. This
 prints, per target and statistic, for each runs directory (one seed set, ``study.py --seed N``)
 and for their union (replicates renumbered, so 30 runs for three sets): our best default
-against the best peer (:func:`~pymc_kernel_steps.bench.suite.ratios`, 90 % bootstrap interval),
-its ``z_pooled`` (:func:`~pymc_kernel_steps.bench.robustness.z_table`, within-run MCSE), and
+against the best peer (:func:`~pymc_kernel_steps_bench.suite.ratios`, 90 % bootstrap interval),
+its ``z_pooled`` (:func:`~pymc_kernel_steps_bench.robustness.z_table`, within-run MCSE), and
 which defaults meet both of issue 24's bars (ratio ≥ 1 and ``|z| < 4``), pooled and in how many
 of the sets of 10 seeds (the issue's test as written). A sampler is kept only for the targets
 where every set has it.
@@ -23,8 +23,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from pymc_kernel_steps.bench.robustness import z_table
-from pymc_kernel_steps.bench.suite import STATISTIC_LABELS, ratios, read_runs, suite_table
+from pymc_kernel_steps_bench.robustness import z_table
+from pymc_kernel_steps_bench.suite import STATISTIC_LABELS, ratios, read_runs, suite_table
 
 Z_BAR = 4.0
 
@@ -40,8 +40,8 @@ def pooled(frames: list[pd.DataFrame]) -> pd.DataFrame:
 
 
 class Scored:
-    """A study's figures: :func:`~pymc_kernel_steps.bench.suite.suite_table` and the
-    within-run z-scores (:func:`~pymc_kernel_steps.bench.robustness.z_table`; SMC has none)."""
+    """A study's figures: :func:`~pymc_kernel_steps_bench.suite.suite_table` and the
+    within-run z-scores (:func:`~pymc_kernel_steps_bench.robustness.z_table`; SMC has none)."""
 
     def __init__(self, frame: pd.DataFrame):
         self.table = suite_table(frame)

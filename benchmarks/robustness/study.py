@@ -1,7 +1,7 @@
 """The robustness study: curved, heavy-tailed, skewed and funnel targets as black boxes.
 
-Runs :func:`pymc_kernel_steps.bench.robustness.run_target` (budget, replicates) on each target of
-:data:`pymc_kernel_steps.bench.targets.robustness.ROBUSTNESS_TARGETS` and writes its tidy frame to
+Runs :func:`pymc_kernel_steps_bench.robustness.run_target` (budget, replicates) on each target of
+:data:`pymc_kernel_steps_bench.targets.robustness.ROBUSTNESS_TARGETS` and writes its tidy frame to
 ``runs/<target>.csv.gz`` beside this script; ``--report`` reads every committed frame and writes
 ``results.md`` beside it.
 
@@ -25,9 +25,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from pymc_kernel_steps.bench.robustness import ROBUSTNESS_PEERS, robustness_page, run_target
-from pymc_kernel_steps.bench.suite import OURS
-from pymc_kernel_steps.bench.targets.robustness import ROBUSTNESS_TARGETS
+from pymc_kernel_steps_bench.robustness import ROBUSTNESS_PEERS, robustness_page, run_target
+from pymc_kernel_steps_bench.suite import OURS
+from pymc_kernel_steps_bench.targets.robustness import ROBUSTNESS_TARGETS
 
 HERE = Path(__file__).parent
 RUNS = HERE / "runs"

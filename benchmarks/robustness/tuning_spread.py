@@ -25,11 +25,11 @@ import warnings
 import numpy as np
 
 import pymc_kernel_steps as pks
-from pymc_kernel_steps.bench._util import sample_quietly
-from pymc_kernel_steps.bench.blackbox import black_box
-from pymc_kernel_steps.bench.robustness import _robustness_posterior
-from pymc_kernel_steps.bench.runners import replicate_seeds
-from pymc_kernel_steps.bench.targets.robustness import ROBUSTNESS_TARGETS
+from pymc_kernel_steps_bench._util import sample_quietly
+from pymc_kernel_steps_bench.blackbox import black_box
+from pymc_kernel_steps_bench.robustness import _robustness_posterior
+from pymc_kernel_steps_bench.runners import replicate_seeds
+from pymc_kernel_steps_bench.targets.robustness import ROBUSTNESS_TARGETS
 
 
 def spreads(target: str, sampler: str, replicates: int, seed: int, budget: int) -> np.ndarray:

@@ -3,13 +3,13 @@
 For each target and tail, ``--draws`` exact draws of the target with one coordinate moved to
 ``mean + k sd`` (``k`` of ``--distances``, posterior mean and sd exact); each step is tuned for
 ``--tune`` iterations from the initial point, frozen, and makes ``--repeats`` transitions from
-every starting point (:func:`pymc_kernel_steps.bench.tails.tail_acceptance`). Printed per
+every starting point (:func:`pymc_kernel_steps_bench.tails.tail_acceptance`). Printed per
 sampler, target, coordinate and ``k``: the mean acceptance probability of all transitions and of
 the surrogate trajectories alone, the share of surrogate moves that diverged, the mean jump of
 the moved coordinate towards the mean (in sds), and the acceptance of the last quarter of tuning.
 
 Targets: a product of four t₅ (a heavy tail without a ridge), ``mixed4`` of
-:mod:`pymc_kernel_steps.bench.targets.robustness` (``x1`` a t₅ with a sine ridge on it, ``x4`` a
+:mod:`pymc_kernel_steps_bench.targets.robustness` (``x1`` a t₅ with a sine ridge on it, ``x4`` a
 Gumbel with right tail ``e^{−x}``) and a 4-d standard Gaussian (the same machinery, a light tail).
 A start in ``mixed4``'s ``x1`` tail has ``x2`` redrawn from its conditional given the new ``x1``,
 so that it is on the sine ridge.
@@ -33,10 +33,10 @@ import numpy as np
 import pymc as pm
 
 import pymc_kernel_steps as pks
-from pymc_kernel_steps.bench.blackbox import black_box
-from pymc_kernel_steps.bench.tails import tail_acceptance, tail_starts
-from pymc_kernel_steps.bench.targets.robustness import robustness_model, robustness_reference
 from pymc_kernel_steps.steps._moves import MOVE_KINDS
+from pymc_kernel_steps_bench.blackbox import black_box
+from pymc_kernel_steps_bench.tails import tail_acceptance, tail_starts
+from pymc_kernel_steps_bench.targets.robustness import robustness_model, robustness_reference
 
 SAMPLERS = {
     "KMCLite": pks.KMCLite,
@@ -70,7 +70,7 @@ def _student4():
 
 
 def _mixed4():
-    from pymc_kernel_steps.bench.targets.robustness import ROBUSTNESS_TARGETS
+    from pymc_kernel_steps_bench.targets.robustness import ROBUSTNESS_TARGETS
 
     ref = robustness_reference("mixed4")
     target = ROBUSTNESS_TARGETS["mixed4"]
@@ -80,7 +80,7 @@ def _mixed4():
 def _on_the_ridge(starts, rng):
     """``mixed4``'s ``x2`` redrawn from its conditional ``N(1.5 sin(1.5 x1), 0.4²)`` given the
     moved ``x1``: the start is in the t₅ tail, not off the sine ridge as well."""
-    from pymc_kernel_steps.bench.targets.robustness import MIXED4_RIDGE
+    from pymc_kernel_steps_bench.targets.robustness import MIXED4_RIDGE
 
     amplitude, frequency, sd = MIXED4_RIDGE
     starts = starts.copy()

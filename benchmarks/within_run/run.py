@@ -1,7 +1,7 @@
 """Compare this package's samplers with PyMC's Metropolis, DEMetropolisZ, Slice and NUTS.
 
 Every gradient-free sampler runs on the black-box version of a target (a
-:class:`~pymc_kernel_steps.bench.targets.CountingLogp` without a gradient, the way a user's
+:class:`~pymc_kernel_steps_bench.targets.CountingLogp` without a gradient, the way a user's
 likelihood is called); NUTS runs on the differentiable PyTensor twin of the same density. Chains
 run sequentially in this process (``cores=1``) so the black box's counter sees every call.
 
@@ -42,14 +42,14 @@ import numpy as np
 import pymc as pm
 
 import pymc_kernel_steps as pks
-from pymc_kernel_steps.bench._util import sample_quietly
-from pymc_kernel_steps.bench.targets import TARGETS, counting_ops
 from pymc_kernel_steps.diagnostics import (
     SamplerRun,
     comparison_table,
     count_evaluations,
     summarize,
 )
+from pymc_kernel_steps_bench._util import sample_quietly
+from pymc_kernel_steps_bench.targets import TARGETS, counting_ops
 
 RESULTS = Path(__file__).resolve().parent / "results"
 

@@ -6,9 +6,9 @@ import numpy as np
 import pymc as pm
 import pytest
 
-from pymc_kernel_steps.bench import posteriordb
-from pymc_kernel_steps.bench.blackbox import LIKELIHOOD_NAME, black_box, likelihood_function
-from pymc_kernel_steps.bench.targets import counting_ops
+from pymc_kernel_steps_bench import posteriordb
+from pymc_kernel_steps_bench.blackbox import LIKELIHOOD_NAME, black_box, likelihood_function
+from pymc_kernel_steps_bench.targets import counting_ops
 
 CHEAP = [name for name in posteriordb.POSTERIORS if not name.startswith("hudson")]
 

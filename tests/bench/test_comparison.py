@@ -11,9 +11,9 @@ import pytest
 from scipy import stats
 
 import pymc_kernel_steps as pks
-from pymc_kernel_steps import bench as C
-from pymc_kernel_steps.bench import targets as T
+import pymc_kernel_steps_bench as C
 from pymc_kernel_steps.options import Trajectory
+from pymc_kernel_steps_bench import targets as T
 
 COV = np.array([[1.0, 0.5], [0.5, 2.0]])
 GAUSS_REF = C.Reference(np.zeros(2), np.diag(COV), var_sq=2 * np.diag(COV) ** 2)
@@ -260,9 +260,9 @@ def test_sampler_specifications():
     assert ref.var_sq.shape == (3,) and ref.draws.shape == (500, 3)
 
 
-def test_emcee_missing_names_the_extra(monkeypatch):
+def test_emcee_missing_names_the_harness(monkeypatch):
     monkeypatch.setitem(sys.modules, "emcee", None)
-    with pytest.raises(ImportError, match=r"pymc-kernel-steps\[bench\]"):
+    with pytest.raises(ImportError, match=r"pip install pymc-kernel-steps-bench"):
         C.run_emcee(_model(), 200)
 
 

@@ -12,18 +12,18 @@ import pymc as pm
 import pytest
 from scipy import special, stats
 
-from pymc_kernel_steps.bench.blackbox import black_box
-from pymc_kernel_steps.bench.metrics import _moments
-from pymc_kernel_steps.bench.peers import (
+from pymc_kernel_steps_bench.blackbox import black_box
+from pymc_kernel_steps_bench.metrics import _moments
+from pymc_kernel_steps_bench.peers import (
     FIELD_PEERS,
     PEERS_EXTRA,
     nautilus_live_points,
     weighted_moments,
 )
-from pymc_kernel_steps.bench.prior_transform import STANDIN_PRIOR_SCALE, unit_cube_prior
-from pymc_kernel_steps.bench.runners import Sampler, compare_samplers
-from pymc_kernel_steps.bench.suite import suite_table
-from pymc_kernel_steps.bench.targets import counting_ops
+from pymc_kernel_steps_bench.prior_transform import STANDIN_PRIOR_SCALE, unit_cube_prior
+from pymc_kernel_steps_bench.runners import Sampler, compare_samplers
+from pymc_kernel_steps_bench.suite import suite_table
+from pymc_kernel_steps_bench.targets import counting_ops
 
 # ------------------------------------------------------------------------------ the 2-d target
 OBSERVED = np.array([1.0, -2.0])
@@ -315,8 +315,8 @@ def test_a_peer_recovers_a_2d_gaussian_posterior(label):
 def test_the_suite_page_marks_a_run_scored_at_its_own_count(tmp_path):
     from pathlib import Path
 
-    from pymc_kernel_steps.bench.report import write_suite_page
-    from pymc_kernel_steps.bench.suite import read_runs
+    from pymc_kernel_steps_bench.report import write_suite_page
+    from pymc_kernel_steps_bench.suite import read_runs
 
     runs = Path(__file__).resolve().parents[2] / "benchmarks" / "posteriordb" / "runs"
     frame = read_runs(runs / "gp_pois_regr-gp_regr.csv.gz")

@@ -3,7 +3,7 @@
 import pandas as pd
 import pytest
 
-from pymc_kernel_steps.bench.pages import page_header, parse_relabel, relabel_samplers
+from pymc_kernel_steps_bench.pages import page_header, parse_relabel, relabel_samplers
 
 PAGE = """# pima: error-based ESS per 1000 target evaluations
 
@@ -92,7 +92,7 @@ def _row(name, ratio):
 
 
 def test_index_page_keeps_other_rows_hand_edits_and_notes():
-    from pymc_kernel_steps.bench.pages import INDEX_COLUMNS, index_page
+    from pymc_kernel_steps_bench.pages import INDEX_COLUMNS, index_page
 
     text = index_page(
         INDEX,
@@ -121,14 +121,14 @@ def test_index_page_keeps_other_rows_hand_edits_and_notes():
 
 
 def test_index_page_without_an_existing_page():
-    from pymc_kernel_steps.bench.pages import index_page
+    from pymc_kernel_steps_bench.pages import index_page
 
     text = index_page(None, {"banana": _row("banana", "2.0")}, ["- date: today"])
     assert text.endswith(_row("banana", "2.0") + "\n")
 
 
 def test_index_page_refuses_a_table_it_cannot_carry_over():
-    from pymc_kernel_steps.bench.pages import index_page
+    from pymc_kernel_steps_bench.pages import index_page
 
     other = INDEX.replace("| ratio |\n", "| ratio | minutes |\n", 1)
     with pytest.raises(ValueError, match="other columns"):

@@ -8,7 +8,7 @@ import numpy as np
 import pymc as pm
 from scipy import stats
 
-from pymc_kernel_steps.bench.population import prior_population, run_smc
+from pymc_kernel_steps_bench.population import prior_population, run_smc
 
 
 def _truncated_model():

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pymc_kernel_steps.bench import posteriordb
-from pymc_kernel_steps.bench.posteriordb import models
-from pymc_kernel_steps.bench.posteriordb.vendor import stan_draws_to_arrays
+from pymc_kernel_steps_bench import posteriordb
+from pymc_kernel_steps_bench.posteriordb import models
+from pymc_kernel_steps_bench.posteriordb.vendor import stan_draws_to_arrays
 
 #: |z| above which a translation fails: Bonferroni over the suite's ~250 z-scores at a
 #: family-wise 0.2 % (a deterministic test with fixed seeds: a wrong model moves far more)

@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pymc_kernel_steps.bench import targets as T
-from pymc_kernel_steps.bench.references import (
+from pymc_kernel_steps_bench import targets as T
+from pymc_kernel_steps_bench.references import (
     EXACT_SAMPLERS,
     Reference,
     reference_for,

@@ -6,9 +6,9 @@ import arviz as az
 import numpy as np
 import pytest
 
-from pymc_kernel_steps.bench.robustness import robustness_page, z_table
-from pymc_kernel_steps.bench.runners import Sampler, compare_samplers
-from pymc_kernel_steps.bench.targets.robustness import ROBUSTNESS_TARGETS, robustness_reference
+from pymc_kernel_steps_bench.robustness import robustness_page, z_table
+from pymc_kernel_steps_bench.runners import Sampler, compare_samplers
+from pymc_kernel_steps_bench.targets.robustness import ROBUSTNESS_TARGETS, robustness_reference
 
 NAME = "curved6"
 

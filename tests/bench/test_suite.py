@@ -9,10 +9,10 @@ import pandas as pd
 import pymc as pm
 import pytest
 
-from pymc_kernel_steps.bench import posteriordb
-from pymc_kernel_steps.bench.peers import emcee_burn_in, optimise_start, run_emcee_expert
-from pymc_kernel_steps.bench.report import write_suite_page
-from pymc_kernel_steps.bench.suite import (
+from pymc_kernel_steps_bench import posteriordb
+from pymc_kernel_steps_bench.peers import emcee_burn_in, optimise_start, run_emcee_expert
+from pymc_kernel_steps_bench.report import write_suite_page
+from pymc_kernel_steps_bench.suite import (
     _ess,
     geometric_mean_interval,
     held_out_best,
@@ -174,7 +174,7 @@ def test_a_small_suite_run_writes_a_page(tmp_path):
 
 
 def test_the_suite_page_says_how_many_chains_a_run_was():
-    from pymc_kernel_steps.bench.report import _chains_text
+    from pymc_kernel_steps_bench.report import _chains_text
 
     frame = pd.DataFrame({"kind": ["step", "smc", "custom"], "chains": [4, 1, 32]})
     assert _chains_text(frame).startswith("Step methods: 4 chains per run, sharing the budget.")
@@ -191,7 +191,7 @@ def test_variants_are_ours_and_built_with_their_moves():
     with their ``moves``; the headline ratios count our defaults only unless asked."""
     import functools
 
-    from pymc_kernel_steps.bench.suite import OUR_VARIANTS, _samplers, is_ours
+    from pymc_kernel_steps_bench.suite import OUR_VARIANTS, _samplers, is_ours
 
     assert is_ours("KMCLite[learned]") and is_ours("KAMH") and not is_ours("DEMetropolisZ")
     assert is_ours("KAMH[fixed]")
@@ -251,7 +251,7 @@ def test_a_posteriors_intervals_do_not_depend_on_the_other_posteriors():
 def test_the_page_notes_a_posterior_only_where_it_is_in_the_runs(tmp_path):
     """``POSTERIOR_NOTES`` (what a ratio that is not a loss means) are printed for the
     posteriors in the frames and for no other."""
-    from pymc_kernel_steps.bench.report import POSTERIOR_NOTES
+    from pymc_kernel_steps_bench.report import POSTERIOR_NOTES
 
     runs = Path(__file__).resolve().parents[2] / "benchmarks" / "posteriordb" / "runs"
     [noted] = POSTERIOR_NOTES
@@ -267,9 +267,9 @@ def test_the_page_notes_a_posterior_only_where_it_is_in_the_runs(tmp_path):
 def test_nuts_on_finite_differences_runs_the_comparison_s_chains():
     """NUTS-FD is a custom runner; it runs as many chains as the study's step methods, sharing
     the budget (it ran one chain whatever ``chains`` said before 2026-11-27)."""
-    from pymc_kernel_steps.bench.blackbox import black_box
-    from pymc_kernel_steps.bench.peers import nuts_finite_differences_sampler
-    from pymc_kernel_steps.bench.runners import compare_samplers
+    from pymc_kernel_steps_bench.blackbox import black_box
+    from pymc_kernel_steps_bench.peers import nuts_finite_differences_sampler
+    from pymc_kernel_steps_bench.runners import compare_samplers
 
     with pm.Model() as model:
         x = pm.Normal("x", mu=0.0, sigma=5.0, shape=2)
@@ -285,7 +285,7 @@ def test_nuts_on_finite_differences_runs_the_comparison_s_chains():
 
 
 def test_a_custom_runner_without_a_chains_keyword_is_called_as_before():
-    from pymc_kernel_steps.bench.runners import Sampler, _run_custom, _Settings
+    from pymc_kernel_steps_bench.runners import Sampler, _run_custom, _Settings
 
     calls = []
 

@@ -6,7 +6,7 @@ import numpy as np
 import pymc as pm
 
 import pymc_kernel_steps as pks
-from pymc_kernel_steps.bench.tails import tail_acceptance, tail_starts
+from pymc_kernel_steps_bench.tails import tail_acceptance, tail_starts
 
 
 def test_tail_starts_move_one_coordinate_by_k_sds():

@@ -13,8 +13,8 @@ import pytest
 from scipy import stats as stats_module
 
 from pymc_kernel_steps import KAMH, AdaptiveHMC, LogDensityError
-from pymc_kernel_steps.bench.targets import CountingLogp
 from pymc_kernel_steps.options import BayesianTuning
+from pymc_kernel_steps_bench.targets import CountingLogp
 
 from ..helpers import CORRELATED_COV, CORRELATED_MEAN, assert_moments, correlated_gaussian_model
 

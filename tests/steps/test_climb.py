@@ -9,9 +9,9 @@ import pymc as pm
 import pytest
 
 from pymc_kernel_steps import CKAM, KAMH, AdaptiveHMC, AdaptiveMetropolis, KMCFinite, KMCLite
-from pymc_kernel_steps.bench._util import sample_quietly
 from pymc_kernel_steps.core import climb_budget
 from pymc_kernel_steps.options import Climb, Scouts, Walkers
+from pymc_kernel_steps_bench._util import sample_quietly
 from tests.helpers import assert_moments
 
 CLIMBING = [KMCLite, KMCFinite, KAMH]

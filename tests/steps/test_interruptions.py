@@ -7,7 +7,7 @@ import numpy as np
 import pymc as pm
 import pytest
 
-from pymc_kernel_steps.bench.targets import CountingLogp
+from pymc_kernel_steps_bench.targets import CountingLogp
 
 
 class InterruptAfter:

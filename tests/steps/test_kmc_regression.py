@@ -17,11 +17,11 @@ import pymc as pm
 import pytest
 
 from pymc_kernel_steps import KMCLite
-from pymc_kernel_steps.bench.targets import banana_model
-from pymc_kernel_steps.bench.targets.synthetic import banana_moments
 from pymc_kernel_steps.core import RegressionSurrogate
 from pymc_kernel_steps.core.surrogates import LiteScoreFitter, RegressionFitter
 from pymc_kernel_steps.options import Regression
+from pymc_kernel_steps_bench.targets import banana_model
+from pymc_kernel_steps_bench.targets.synthetic import banana_moments
 
 from ..helpers import CORRELATED_COV, CORRELATED_MEAN, assert_moments, correlated_gaussian_model
 from .test_kmc import (

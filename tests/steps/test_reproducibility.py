@@ -25,7 +25,7 @@ SCRIPT = textwrap.dedent(
     import numpy as np
     import pymc as pm
     import pymc_kernel_steps as pks
-    from pymc_kernel_steps.bench.targets import banana_model
+    from pymc_kernel_steps_bench.targets import banana_model
 
 
     def main(out, cores, mp_ctx):
@@ -194,8 +194,8 @@ BLACK_BOX_SCRIPT = textwrap.dedent(
     import numpy as np
     import pymc as pm
     import pymc_kernel_steps as pks
-    from pymc_kernel_steps.bench.blackbox import black_box
-    from pymc_kernel_steps.bench.suite import SUITE
+    from pymc_kernel_steps_bench.blackbox import black_box
+    from pymc_kernel_steps_bench.suite import SUITE
 
     logging.getLogger("pymc").setLevel(logging.ERROR)
     warnings.simplefilter("ignore")

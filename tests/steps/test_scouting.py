@@ -10,10 +10,10 @@ import pytest
 from pymc.blocking import DictToArrayBijection, RaveledVars
 
 from pymc_kernel_steps import KAMH, AdaptiveMetropolis, KMCFinite, KMCLite
-from pymc_kernel_steps.bench.targets import noisy_gaussian_model
 from pymc_kernel_steps.core import conditional_scales
 from pymc_kernel_steps.core.warmup import SCOUT_LENGTH
 from pymc_kernel_steps.options import Climb, Scouts, Walkers
+from pymc_kernel_steps_bench.targets import noisy_gaussian_model
 
 STEPS = [KAMH, AdaptiveMetropolis, KMCLite, KMCFinite]
 

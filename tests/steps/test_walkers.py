@@ -9,11 +9,11 @@ import pymc as pm
 import pytest
 
 from pymc_kernel_steps import CKAM, KAMH, AdaptiveHMC, AdaptiveMetropolis, KMCFinite, KMCLite
-from pymc_kernel_steps.bench._util import sample_quietly
-from pymc_kernel_steps.bench.targets import noisy_gaussian_model
 from pymc_kernel_steps.core.history import ChainHistory
 from pymc_kernel_steps.core.warmup import WALKER_SHARE
 from pymc_kernel_steps.options import Climb, Scouts, Walkers
+from pymc_kernel_steps_bench._util import sample_quietly
+from pymc_kernel_steps_bench.targets import noisy_gaussian_model
 from tests.helpers import CORRELATED_COV, CORRELATED_MEAN, assert_moments, correlated_gaussian_model
 
 WALKING = [KMCLite, KMCFinite, KAMH]

@@ -12,8 +12,8 @@ from scipy import optimize
 from scipy.spatial.distance import cdist
 from scipy.special import expit, logsumexp
 
-from pymc_kernel_steps.bench import targets as T
-from pymc_kernel_steps.bench.targets.glass import _covariance_cholesky
+from pymc_kernel_steps_bench import targets as T
+from pymc_kernel_steps_bench.targets.glass import _covariance_cholesky
 
 
 @pytest.fixture(scope="module")

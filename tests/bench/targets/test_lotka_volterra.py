@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy import integrate, stats
 
-from pymc_kernel_steps.bench import targets as T
+from pymc_kernel_steps_bench import targets as T
 
 
 def _independent_loglik(theta, y):

@@ -7,7 +7,7 @@ import pytest
 from scipy import stats
 from scipy.special import expit
 
-from pymc_kernel_steps.bench import targets as T
+from pymc_kernel_steps_bench import targets as T
 
 
 def test_pima_data():

