@@ -258,15 +258,20 @@ def test_freeze_stops_adaptation(name):
 
 @pytest.mark.parametrize("name", list(SURROGATES))
 def test_without_freeze_the_chain_keeps_adapting(name):
+    """While tuning, the surrogate keeps learning (refitted, or updated online: its value at a
+    fixed point changes) and so do the learned mixture's weights."""
     state, rng = _tuned(name)
-    adapted, step_size = state.adaptation_iteration, state.hmc.step_size
+    adapted, weights = state.adaptation_iteration, list(state.learned.mixture.weights)
+    u = state.hmc.frame.whiten(np.array([1.0, 0.5]))
+    surrogate_value = float(state.hmc.surrogate.log_density(u))
     refits = 0
     for _ in range(150):
         state, info = kmc.step(rng, state, banana_log_density)
         refits += info.refit
     assert state.adaptation_iteration == adapted + 150
-    assert state.hmc.step_size != step_size
     assert refits >= 1
+    assert float(state.hmc.surrogate.log_density(u)) != surrogate_value
+    assert state.learned.mixture.weights != weights
 
 
 def test_a_state_initialised_frozen_never_adapts():
