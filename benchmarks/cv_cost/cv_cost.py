@@ -26,13 +26,13 @@ import pymc as pm
 
 import pymc_kernel_steps as pks
 from pymc_kernel_steps.bench.targets import banana_model
-from pymc_kernel_steps.steps import kmc
+from pymc_kernel_steps.core.transitions import kmc
 
 SAMPLERS = ("KMCLite", "KMCFinite", "KAMH", "AdaptiveMetropolis")
 
 
 class _Timer:
-    """Wraps a method of a step instance and accumulates its wall time and call count."""
+    """Wraps a function and accumulates its wall time and call count."""
 
     def __init__(self):
         self.seconds = 0.0
@@ -56,20 +56,27 @@ def run(name: str, tune: int, draws: int, seed: int, dim: int) -> dict:
         warnings.simplefilter("ignore")
         step = getattr(pks, name)()
         selection, fits = _Timer(), _Timer()
-        if isinstance(step, kmc._KMC):
-            step._select_hyperparameters = selection.wrap(step._select_hyperparameters)
-            step._fit = fits.wrap(step._fit)
+        # the KMC steps' surrogate: its fitter's selection and the transition's fits, timed
+        fitter_class = type(getattr(step, "fitter", None))
+        patched = [(kmc, "_fit"), (fitter_class, "select")] if hasattr(step, "fitter") else []
+        originals = [getattr(owner, attribute) for owner, attribute in patched]
+        for (owner, attribute), timer in zip(patched, (fits, selection), strict=False):
+            setattr(owner, attribute, timer.wrap(getattr(owner, attribute)))
         start = time.perf_counter()
-        pm.sample(
-            tune=tune,
-            draws=draws,
-            chains=1,
-            cores=1,
-            step=step,
-            random_seed=seed,
-            progressbar=False,
-            compute_convergence_checks=False,
-        )
+        try:
+            pm.sample(
+                tune=tune,
+                draws=draws,
+                chains=1,
+                cores=1,
+                step=step,
+                random_seed=seed,
+                progressbar=False,
+                compute_convergence_checks=False,
+            )
+        finally:
+            for (owner, attribute), original in zip(patched, originals, strict=True):
+                setattr(owner, attribute, original)
         total = time.perf_counter() - start
     iterations = tune + draws
     return {
