@@ -16,26 +16,18 @@ from .._validation import (
     require_int,
     require_positive,
 )
-from ..core.adaptation import (
-    SCALE_RANGE,
-    Adapter,
-    DualAveraging,
-    JumpDistanceStepSize,
-    min_accepted_moves,
-)
-from ..core.bayesopt import SearchBox, WindowedTuner
-from ..core.confinement import Confinement
 from ..core.history import ChainHistory, first_visits
-from ..core.moves import LearnedMoves, Mixture, Proposal, RandomWalk, SurrogateHMC
+from ..core.moves import LearnedMoves, Mixture, SurrogateHMC
 from ..core.regression import PolynomialTrend
 from ..core.surrogates import (
     Evaluations,
     KernelHyperparameters,
     RegressionHyperparameters,
     SurrogateFitter,
-    TrainingData,
 )
-from ..core.whitening import Whitening, moved_coordinates
+from ..core.transitions import kmc
+from ..core.whitening import Whitening
+from ._health import count_unusable
 from ._moves import (
     learned_instance_stats,
     move_code,
@@ -47,23 +39,14 @@ from ._public import configuration, public_signature, resolve
 from ._state import HMC_STATS
 from ._threads import single_threaded_blas
 from ._warm_start import WarmStart
-from .base import ChainState, KernelStep
+from .base import ChainState, KernelStep, Transition
 
 __all__ = ["KMCChain"]
 
-#: fewer distinct training states than this (a stuck chain) and the surrogate is not refitted
-_MIN_DISTINCT_STATES = 10
 #: target acceptance of dual averaging when ``target_accept`` is not given (as PyMC's NUTS)
 DEFAULT_TARGET_ACCEPT = 0.8
 #: the random walk's share of ``moves="fixed"`` when ``random_walk_probability`` is not given
 DEFAULT_RANDOM_WALK_PROBABILITY = 0.25
-#: a step size is kept only if trial trajectories on the surrogate conserve the surrogate's own
-#: Hamiltonian (wall included) with mean acceptance ``min(1, exp(−ΔH))`` at least this; beyond the
-#: leapfrog's stability limit that acceptance, like the true one, collapses to zero
-_STABLE_ACCEPT = 0.5
-#: step sizes stay below this fraction of the leapfrog's stability limit ``2/√(curvature)`` in the
-#: surrogate's far field (where only the wall and the regression's Gaussian term act)
-_FAR_FIELD_MARGIN = 0.9
 
 
 def _of_hmc(name: str, doc: str) -> property:
@@ -80,15 +63,20 @@ class KMCChain(ChainState):
     """What a chain of the KMC steps (:class:`~pymc_kernel_steps.KMCLite`,
     :class:`~pymc_kernel_steps.KMCFinite`) learned: their ``step.chain``.
 
-    The public attributes of :class:`ChainState` and these; the other fields are internal.
+    The public attributes of :class:`ChainState` and these; the other fields are internal. They
+    read the chain's :attr:`transition` state.
 
     Attributes
     ----------
-    hmc : SurrogateHMC or None
+    transition : KMCState
+        The chain's state in :mod:`~pymc_kernel_steps.core.transitions.kmc`, the transition the
+        step hands each of its iterations to (its history, random walk and coordinate moves are
+        the chain's own).
+    hmc : SurrogateHMC
         The surrogate HMC move (frozen after tuning); ``surrogate``, ``whitening``,
         ``inv_mass``, ``confinement``, ``step_size``, ``step_size_tuner``, ``max_n_steps`` and
         ``far_field_step_size_limit`` are its own, under the chain's names.
-    learned : Mixture or None
+    learned : Mixture
         After the first fit: the random walk (``random_walk_probability``) or a trajectory;
         ``moves="learned"``: trajectory, differential evolution, snooker, envelope and random
         walk, weights learned while tuning (``learned.weights``; ``learned.stats()`` gives
@@ -114,19 +102,7 @@ class KMCChain(ChainState):
         ``surrogate="regression"``: the log densities there.
     """
 
-    hmc: SurrogateHMC | None = None
-    learned: Mixture | None = None
-    learned_moves: LearnedMoves | None = None
-    hyperparameters: KernelHyperparameters | RegressionHyperparameters | None = None
-    evaluated_points: ChainHistory | None = None
-    evaluated_values: list | None = None
-    # internal bookkeeping, not part of the public interface
-    #: the tuning phase's mixtures with single-coordinate moves, before and after the first fit
-    tuning_random_walk: Mixture | None = None
-    tuning_learned: Mixture | None = None
-    last_fit_iteration: int = 0
-    next_selection_size: int = 0
-    warm_started: bool = False  # the history began with the states of `history=`
+    transition: kmc.KMCState | None = None
     #: draws the momentum of iterations without one (random-walk moves) for the `energy` stat;
     #: a generator of its own, so that the draws do not depend on it
     energy_rng: np.random.Generator | None = None
@@ -141,6 +117,32 @@ class KMCChain(ChainState):
     max_n_steps = _of_hmc(
         "max_n_steps", "L of trajectory_tuning='bayesopt' (L_r ~ U{1..L}); None otherwise."
     )
+
+    @property
+    def hmc(self) -> SurrogateHMC:
+        return self.transition.hmc
+
+    @property
+    def learned(self) -> Mixture:
+        return self.transition.mixture
+
+    @property
+    def learned_moves(self) -> LearnedMoves | None:
+        return self.transition.learned
+
+    @property
+    def hyperparameters(self) -> KernelHyperparameters | RegressionHyperparameters | None:
+        return self.transition.hyperparameters
+
+    @property
+    def evaluated_points(self) -> ChainHistory | None:
+        record = self.transition.evaluations
+        return None if record is None else record.points
+
+    @property
+    def evaluated_values(self) -> list | None:
+        record = self.transition.evaluations
+        return None if record is None else record.values
 
     @property
     def lengthscale(self) -> float:
@@ -166,11 +168,6 @@ class KMCChain(ChainState):
     def rw_whitening(self) -> Whitening:
         """The history's whitening: the random walk's metric, in which jumps are measured."""
         return self.random_walk.metric
-
-    @rw_whitening.setter
-    def rw_whitening(self, value: Whitening) -> None:
-        self.random_walk.metric = value
-        self.hmc.jump_metric = value
 
 
 class _KMC(KernelStep, WarmStart):
@@ -333,21 +330,44 @@ class _KMC(KernelStep, WarmStart):
     def _warm_states(self, history, model) -> np.ndarray:
         states = self._states_from(history, model=model)
         distinct = len(first_visits(states[len(states) // 2 :]))  # the half a fit learns from
-        if distinct < _MIN_DISTINCT_STATES:
+        if distinct < kmc.MIN_DISTINCT_STATES:
             raise ValueError(
                 f"`history`'s most recent half holds {distinct} distinct states; the surrogate "
-                f"is fitted to it and needs at least {_MIN_DISTINCT_STATES}."
+                f"is fitted to it and needs at least {kmc.MIN_DISTINCT_STATES}."
             )
         return states
 
     @property
     def min_history(self) -> int:
-        if self._min_history_arg is not None:
-            return self._min_history_arg
-        default = max(300, 20 * self.dim)
-        if self._tune_length:  # leave at least two thirds of a short tuning phase to the surrogate
-            default = min(default, max(50, self._tune_length // 3))
-        return default
+        """The history the surrogate's first fit needs (:func:`.kmc.history_needed`)."""
+        return kmc.history_needed(self._settings(), self._tune_length)
+
+    def _training_size(self) -> int | None:
+        """The training states' sub-sample size (None: the recent half of the history)."""
+        return None
+
+    def _settings(self) -> kmc.KMCSettings:
+        return kmc.KMCSettings(
+            dim=self.dim,
+            fitter=self.fitter,
+            subsample_size=self._training_size(),
+            n_steps_range=self.n_steps_range,
+            step_size=self.initial_step_size,
+            step_size_adaptation=self.step_size_adaptation,
+            trajectory_tuning=self.trajectory_tuning,
+            target_accept=self.target_accept,
+            step_size_jitter=self.step_size_jitter,
+            min_history=self._min_history_arg,
+            refit_interval=self.refit_interval,
+            adapt_mass=self.adapt_mass,
+            whiten=self.whiten,
+            confine=self.confine,
+            learned_moves=self.moves == "learned",
+            random_walk_probability=self.random_walk_probability,
+            adapt_after_tuning=self.adapt_after_tuning,
+            coordinate_share_early=self.coordinate_share_early,
+            coordinate_share_late=self.coordinate_share_late,
+        )
 
     def setup_chain(self, rng, tune: int, draws: int) -> None:
         self._tune_length = int(tune)
@@ -358,52 +378,69 @@ class _KMC(KernelStep, WarmStart):
             with single_threaded_blas():  # as in astep: no oversubscription with cores > 1
                 self._warm_start()
         if not self.tune:
-            self.chain.hmc.freeze()
-            if self.chain.learned_moves is not None:
-                self.chain.learned_moves.freeze()
+            kmc.freeze(self.chain.transition)
 
     def _new_chain(self) -> KMCChain:
-        chain = KMCChain(history=ChainHistory(self.dim))
-        chain.random_walk = RandomWalk.optimal(self.dim, SCALE_RANGE, target=0.234)
-        chain.hmc = SurrogateHMC(self.dim, self.n_steps_range, self.step_size_jitter)
-        if self.moves == "learned":
-            # one mixture from the start: the trajectory passes its turn on until the first fit
-            chain.learned_moves = LearnedMoves(chain.hmc, chain.random_walk, chain.history)
-            chain.learned = chain.learned_moves.mixture
-            chain.tuning_random_walk = self._with_coordinate_moves(chain, chain.learned, False)
-        else:
-            p = self.random_walk_probability
-            chain.learned = Mixture([(chain.random_walk, p), (chain.hmc, 1.0 - p)])
-            chain.tuning_random_walk = self._with_coordinate_moves(chain, chain.random_walk, False)
-        chain.tuning_learned = self._with_coordinate_moves(chain, chain.learned, True)
-        chain.rw_whitening = Whitening.identity(self.dim)
-        chain.next_selection_size = self.min_history
-        return chain
+        """A chain whose transition state shares its history, random walk and coordinate moves
+        (the warm-up phases act on those); its position is handed over every iteration. It
+        starts tuning: :meth:`setup_chain` freezes it after a warm start."""
+        unknown = np.full(self.dim, math.nan)
+        state = kmc.init(unknown, math.nan, self._settings(), tune_length=self._tune_length)
+        return KMCChain(
+            history=state.history,
+            random_walk=state.random_walk,
+            coordinate=state.coordinate,
+            transition=state,
+        )
 
     def _on_start_scales(self) -> None:
         super()._on_start_scales()
         # the random-walk moves (and the jumps' metric) act in the start's frame until the
         # history gives one
-        self.chain.rw_whitening = Whitening.diagonal(self.chain.start_scales)
-
-    # ------------------------------------------------------------------ transition
-    def _propose(self, x) -> tuple[Proposal, None]:
-        """The random walk until the first fit, then the mixture of random walk and surrogate
-        trajectory; while tuning, mixed with single-coordinate moves."""
         chain = self.chain
-        if chain.hmc.ready:
-            kernel = chain.tuning_learned if self.tune else chain.learned
-        elif self.tune:
-            kernel = chain.tuning_random_walk
-        else:
-            kernel = chain.random_walk if chain.learned_moves is None else chain.learned
-        return kernel.choose(self.rng).propose(self.rng, x), None
+        kmc.set_random_walk_metric(chain.transition, Whitening.diagonal(chain.start_scales))
 
-    def _on_decision(self, x, transition) -> None:
-        """``moves="learned"``: count the proposal's whitened jump towards the weights."""
-        learned = self.chain.learned_moves
-        if learned is not None and self.tune:
-            learned.record(transition.proposal, x, transition.accept_prob, self.chain.rw_whitening)
+    def _on_stop_tuning(self) -> None:
+        kmc.freeze(self.chain.transition)
+
+    def _on_evaluation(self, x, value) -> None:
+        kmc.record_evaluation(self.chain.transition, x, value)
+
+    # ------------------------------------------------------------------ the transition
+    def _iterate(self, q0, x, logp_current, evaluations):
+        """Hand the chain's state to :func:`~pymc_kernel_steps.core.transitions.kmc.step`
+        and take back what it did."""
+        chain = self.chain
+        state = chain.transition
+        state.position, state.log_density = x, logp_current
+        state.iteration, state.accepted_moves = chain.iteration, chain.accepted_moves
+        state.tuning = self.tune
+        state.start_frame = chain.start_scales
+        pooled = chain.pooled
+        state.pooled_states = None if pooled is None else pooled.states
+        state.pooled_evaluations = (
+            None if pooled is None else Evaluations(pooled.points, pooled.log_densities)
+        )
+        unusable = [False, False]
+
+        def log_density(point):
+            # the transition records the evaluation for its surrogate
+            value = self._evaluate_logp(point, q0.point_map_info, record=False, proposal=True)
+            unusable[:] = count_unusable(self, value, point, q0.point_map_info)
+            return value
+
+        state, info = kmc.step(self.rng, state, log_density)
+        proposal = info.proposal
+        self._count_unevaluated(proposal)
+        chain.current_point, chain.current_logp = state.position, state.log_density
+        chain.iteration = state.iteration
+        chain.adaptation_iteration = state.adaptation_iteration
+        moved = info.accepted and not proposal.stays
+        self._track_rejections(info.accepted, moved=moved, kind=proposal.kind)
+        transition = Transition(
+            proposal, None, info.accepted, info.accept_prob, info.log_accept_ratio, info.refit
+        )
+        return self._result(q0, transition, evaluations + info.evaluations, *unusable)
 
     def _transition_stats(self, transition):
         chain = self.chain
@@ -444,179 +481,3 @@ class _KMC(KernelStep, WarmStart):
         else:  # pragma: no cover - setup_chain always runs first under pm.sample
             kinetic = 0.5 * self.dim
         return -chain.current_logp + kinetic
-
-    def _recent_history(self) -> np.ndarray:
-        """The most recent half of the history: what the chain learned, without the transient."""
-        history = self.chain.history
-        return history.points[len(history) // 2 :]
-
-    def _update_rw_whitening(self) -> None:
-        """Mean and covariance of the recent history: the random-walk moves' metric."""
-        chain = self.chain
-        if chain.warm_started or chain.accepted_moves >= min_accepted_moves(self.dim):
-            chain.rw_whitening = Whitening.from_points(
-                self._recent_history(),
-                fallback_variance=self._fallback_variance(chain.random_walk.scale.scale),
-                min_variance=self._variance_floor(),
-            )
-            if chain.learned_moves is not None:
-                chain.learned_moves.fit_envelope(chain.rw_whitening)
-
-    # ------------------------------------------------------------------ adaptation
-    def _adapt(self, x, transition):
-        chain = self.chain
-        if chain.surrogate is None:
-            if len(chain.history) % 50 == 0:
-                self._update_rw_whitening()
-            pooled_states = 0 if chain.pooled is None else len(chain.pooled.states)
-            if (
-                len(chain.history) + pooled_states
-                >= max(self.min_history, chain.next_selection_size)
-                and chain.accepted_moves >= min_accepted_moves(self.dim)
-                and self._fit(x, select=True)
-            ):
-                transition.refit = True
-            return
-        if len(chain.history) >= chain.next_selection_size:
-            transition.refit = self._fit(x, select=True)
-        elif self._update_surrogate(x):
-            transition.refit = True
-
-    def _on_stop_tuning(self):
-        chain = self.chain
-        chain.hmc.freeze()  # it takes its tuner's final step size (and L)
-        if chain.learned_moves is not None:
-            chain.learned_moves.freeze()
-        if chain.surrogate is not None and math.isfinite(chain.step_size):
-            # The tuned step size belongs to the surrogates seen during tuning; the one frozen
-            # now (a Lite refit, or the last online updates) may be steeper.
-            chain.step_size = self._stable_step_size(chain.step_size)
-
-    def _far_field_step_size_limit(self) -> float:
-        """The largest step size allowed: a margin below the leapfrog's stability limit
-        ``2 / √(max_j M⁻¹_jj · κ)`` for the curvature ``κ`` that trajectories meet far from the
-        history, the confining wall's stiffness plus the surrogate's own far-field curvature
-        (:attr:`~pymc_kernel_steps.core.surrogates.SurrogateFitter.far_field_curvature`: the
-        unit curvature of the regression's Gaussian term; inf when neither acts). A quartic
-        trend steepens without bound far out; there the abort ball
-        (:attr:`Confinement.abort_radius`) stops what the limit cannot.
-
-        Beyond that limit a trajectory that leaves the data region grows geometrically: on the
-        glass model a regression trajectory of 28 steps of size 1.6 reached 10⁹ and the model
-        was evaluated there. The limit depends on the adapted mass and wall alone, never on the
-        trajectory, so capping the step size at it keeps the move exact."""
-        chain = self.chain
-        curvature = chain.confinement.far_field_curvature + self.fitter.far_field_curvature
-        if curvature <= 0.0:
-            return math.inf
-        return _FAR_FIELD_MARGIN * 2.0 / math.sqrt(float(np.max(chain.inv_mass)) * curvature)
-
-    def _stable_step_size(self, step_size: float) -> float:
-        """The largest step size up to ``step_size`` (and the far-field limit) at which
-        trajectories on the current surrogate from recent states keep the surrogate's own
-        Hamiltonian (see :meth:`SurrogateHMC.stable_step_size`): mean ``min(1, exp(−ΔH))`` at
-        least ``_STABLE_ACCEPT``, or the dual averaging's ``target_accept`` if lower. It runs
-        during tuning only: the frozen kernel stays exact."""
-        threshold = _STABLE_ACCEPT
-        if self.step_size_adaptation == "dual_averaging":  # never above the user's target
-            threshold = min(threshold, self.target_accept)
-        step_size = min(step_size, self._far_field_step_size_limit())
-        return self.chain.hmc.stable_step_size(step_size, self._recent_history(), threshold)
-
-    def _fit(
-        self,
-        x,
-        select: bool,
-        chosen: KernelHyperparameters | RegressionHyperparameters | None = None,
-    ) -> bool:
-        """(Re)fit the surrogate; with ``select`` also choose its hyper-parameters by
-        cross-validation (or take ``chosen``, hyper-parameters chosen already) and
-        re-estimate the mass matrix, then restart the step-size adaptation.
-
-        Returns False, changing nothing, when the training states hold fewer than
-        ``_MIN_DISTINCT_STATES`` distinct states (a chain stuck on a lucky pseudo-marginal
-        estimate): the surrogate so far, or the random walk before the first fit, is kept, and
-        the next selection waits until the history has doubled."""
-        chain = self.chain
-        training = self._training_points()
-        if len(first_visits(training)) < _MIN_DISTINCT_STATES:
-            if select:
-                chain.next_selection_size = 2 * len(chain.history)
-            return False
-        evaluations = self._recorded_evaluations()
-        if select:
-            self._update_rw_whitening()
-            if self.whiten:
-                chain.whitening = self.fitter.frame(chain.rw_whitening, evaluations, self.rng)
-        points = chain.whitening.whiten(training)
-        data = TrainingData(points, chain.whitening, evaluations)
-        if select:
-            variance = points.var(axis=0)
-            spread = np.all(moved_coordinates(training)) and np.all(
-                np.isfinite(variance) & (variance > 0)
-            )
-            if self.adapt_mass and spread:
-                chain.inv_mass = variance
-            if self.confine:
-                chain.confinement = Confinement.around(points, chain.inv_mass)
-            chain.far_field_step_size_limit = self._far_field_step_size_limit()
-            if chosen is None:
-                self._select_hyperparameters(data)
-            else:
-                chain.hyperparameters = copy.deepcopy(chosen)
-            chain.next_selection_size = 2 * len(chain.history)
-        chain.surrogate = self.fitter.fit(data, chain.hyperparameters, self.rng)
-        chain.last_fit_iteration = chain.iteration
-        if select:
-            if chain.step_size_tuner is None:
-                initial = self.initial_step_size or 1.0 / math.sqrt(self.dim)
-            else:
-                initial = chain.step_size
-            # start the search where trajectories on the new surrogate do not blow up
-            chain.step_size_tuner = self._step_size_tuner(self._stable_step_size(initial))
-            chain.step_size, chain.max_n_steps = chain.step_size_tuner.value
-        return True
-
-    def _step_size_tuner(self, step_size: float) -> Adapter:
-        """A new tuner of the trajectories started at ``step_size``, as ``trajectory_tuning``
-        and ``step_size_adaptation`` ask."""
-        if self.trajectory_tuning == "bayesopt":
-            return self._trajectory_tuner(step_size, self.chain.max_n_steps)
-        if self.step_size_adaptation == "esjd":
-            tuner = JumpDistanceStepSize(step_size)
-            tuner.max_step_size = min(tuner.max_step_size, self._far_field_step_size_limit())
-            return tuner
-        return DualAveraging(step_size, target=self.target_accept)
-
-    def _trajectory_tuner(self, step_size: float, max_n_steps: int | None) -> WindowedTuner:
-        """GP-UCB over ``ε ∈ [ε₀/30, 3ε₀]`` (``ε₀`` the initial step size: the same box at every
-        restart, so that the search cannot drift) and ``L`` in the ``n_steps`` range (paper 003),
-        started at ``(step_size, max_n_steps)`` (``L_max`` at first), rewarding the ESJD per
-        target evaluation (one per iteration: the trajectory costs none), in windows of a
-        hundredth of the tuning phase."""
-        initial = self.initial_step_size or 1.0 / math.sqrt(self.dim)
-        box = SearchBox(
-            (initial / 30, self.n_steps_range[0]),
-            (3 * initial, self.n_steps_range[1]),
-            integer=(False, True),
-            log_scale=(True, True),
-            names=("step_size", "n_steps"),
-        )
-        window = max(1, self._tune_length // 100)
-        start = (step_size, max_n_steps or box.upper[1])
-        return WindowedTuner(box, window, cost_exponent=0.0, start=start)
-
-    def _select_hyperparameters(self, data: TrainingData) -> None:
-        """Choose the surrogate's hyper-parameters (:meth:`SurrogateFitter.select`)."""
-        self.chain.hyperparameters = self.fitter.select(data, self.rng)
-
-    # subclass API
-    def _recorded_evaluations(self) -> Evaluations | None:
-        """The evaluations the fitter learns from (None: it learns from the states alone)."""
-        return None
-
-    def _training_points(self) -> np.ndarray:  # pragma: no cover - abstract
-        raise NotImplementedError
-
-    def _update_surrogate(self, x) -> bool:  # pragma: no cover - abstract
-        raise NotImplementedError

@@ -65,10 +65,3 @@ class PooledTuning:
 
     def _on_absorb(self) -> None:
         """Hook: other chains' tuning data arrived (e.g. schedule a refit)."""
-
-    def _tuning_states_subsample(self, size: int) -> np.ndarray:
-        """A uniform sub-sample of at most ``size`` of the most recent half of the history,
-        with the other chains' states when tuning is pooled."""
-        pooled = self.chain.pooled
-        others = None if pooled is None else pooled.states
-        return self.chain.history.recent_subsample(self.rng, size, others)

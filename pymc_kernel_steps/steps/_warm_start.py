@@ -9,6 +9,7 @@ import numpy as np
 from pymc.model import modelcontext
 
 from ..core.history import generator_from_data
+from ..core.transitions import kmc
 from ._threads import single_threaded_blas
 
 __all__ = ["WarmStart"]
@@ -16,8 +17,9 @@ __all__ = ["WarmStart"]
 
 class WarmStart:
     """The warm start of :class:`~pymc_kernel_steps.steps._kmc._KMC` (a base after
-    ``KernelStep``, whose constructor the steps' signatures follow; it calls
-    the step's ``_warm_states``, ``_new_chain`` and ``_fit``).
+    ``KernelStep``, whose constructor the steps' signatures follow; it calls the step's
+    ``_warm_states`` and ``_new_chain``, and the transition's
+    :func:`~pymc_kernel_steps.core.transitions.kmc.warm_start`).
 
     Attributes
     ----------
@@ -26,6 +28,9 @@ class WarmStart:
     warm_selection : KernelHyperparameters or RegressionHyperparameters or None
         The surrogate's hyper-parameters chosen once from them (:meth:`_warm_selection`).
     """
+
+    #: the log densities of the warm states, for a surrogate fitted to evaluations (None: none)
+    warm_log_densities = None
 
     def _init_warm_start(self, history, model) -> None:
         self.warm_history = (
@@ -69,7 +74,10 @@ class WarmStart:
         (no random-walk phase), with the hyper-parameters chosen once from them
         (:meth:`_warm_selection`). They depend on the given states and this chain's random
         numbers only, never on its draws: with ``tune=0`` the kernel is fixed from the start."""
-        chain = self.chain
-        chain.history.extend(self.warm_history)
-        chain.warm_started = True
-        self._fit(None, select=True, chosen=self.warm_selection)
+        kmc.warm_start(
+            self.rng,
+            self.chain.transition,
+            self.warm_history,
+            log_densities=self.warm_log_densities,
+            hyperparameters=self.warm_selection,
+        )

@@ -24,7 +24,7 @@ from rich.table import Column
 from .._validation import require_bool, require_int, require_mapping, require_seed
 from ..core.adaptation import adaptation_probability
 from ..core.history import ChainHistory
-from ..core.moves import CoordinateWalk, Mixture, Move, Proposal, optimal_scale
+from ..core.moves import Proposal
 from ..core.transitions import decide
 from ..core.warmup import chain_states, iteration_owner
 from ._compile import failure_hint, pm_compile, warn_if_noisy_outside_the_block
@@ -60,10 +60,11 @@ class KernelStep(
 ):
     """Base class of the step methods in this package (not used directly).
 
-    Subclasses implement :meth:`_new_chain`, :meth:`_propose` and :meth:`_adapt`, and may extend
-    ``stats_dtypes_shapes``. :meth:`_propose` returns a
-    :class:`~pymc_kernel_steps.core.moves.Proposal` (whose ``log_correction`` is added to
-    ``log π(x*) − log π(x)`` in the acceptance ratio) and the iteration's info for the stats;
+    Subclasses implement :meth:`_new_chain` and either :meth:`_iterate`, handing each iteration
+    to their transition in :mod:`~pymc_kernel_steps.core.transitions` (KAMH, KMC), or
+    :meth:`_propose` and :meth:`_adapt`, and may extend ``stats_dtypes_shapes``. :meth:`_propose`
+    returns a :class:`~pymc_kernel_steps.core.moves.Proposal` (whose ``log_correction`` is added
+    to ``log π(x*) − log π(x)`` in the acceptance ratio) and the iteration's info for the stats;
     the move that made it records the outcome, and adapts while the step adapts.
 
     Parameters
@@ -234,25 +235,11 @@ class KernelStep(
         return ChainState(history=ChainHistory(self.dim))
 
     # ------------------------------------------------------------------ coordinate-wise moves
-    #: share of tuning iterations spent on single-coordinate moves, before and after the
-    #: learned proposal starts (subclasses that use them build :meth:`_with_coordinate_moves`)
+    #: share of tuning iterations spent on single-coordinate moves (exact MH moves whose
+    #: acceptance tunes each coordinate's scale), before and after the learned proposal starts,
+    #: for the steps whose transitions use them
     coordinate_share_early: ClassVar[float] = 0.5
     coordinate_share_late: ClassVar[float] = 0.1
-
-    def _with_coordinate_moves(self, chain: ChainState, move: Move, learned: bool) -> Mixture:
-        """The tuning phase's mixture of ``move`` and single-coordinate random-walk moves (exact
-        MH moves whose acceptance tunes each coordinate's scale), in the share for before
-        (``learned=False``) or after the learned proposal starts."""
-        if chain.coordinate is None:
-            # in the start's units once they are known (else `_on_start_scales` sets them)
-            start = 1.0 if chain.start_scales is None else chain.start_scales
-            chain.coordinate = CoordinateWalk(self.dim, optimal_scale(self.dim) * start)
-        share = self.coordinate_share_late if learned else self.coordinate_share_early
-        return Mixture([(chain.coordinate, share), (move, 1.0 - share)])
-
-    def _variance_floor(self):
-        coordinate = self.chain.coordinate
-        return None if coordinate is None else coordinate.variance_floor()
 
     # ------------------------------------------------------------------ log density
     def _evaluate_logp(
@@ -344,10 +331,6 @@ class KernelStep(
         """A proposal from ``x``, and what the step notes about it (:attr:`Transition.context`)."""
         raise NotImplementedError
 
-    def _on_decision(self, x: np.ndarray, transition: Transition) -> None:
-        """After every accept/reject decision on a proposal from ``x`` (not the scouts'),
-        tuning or not: e.g. to learn a mixture's weights."""
-
     def _adapt(self, x: np.ndarray, transition: Transition) -> None:
         """Update the step's adaptation state after a transition to ``x`` (only called while
         adapting, after the move that proposed has adapted itself)."""
@@ -409,7 +392,6 @@ class KernelStep(
         self._track_rejections(accepted, moved=accepted and not proposal.stays, kind=proposal.kind)
         proposal.move.record(proposal, x, accepted, accept_prob)
         transition = Transition(proposal, context, accepted, accept_prob, log_ratio)
-        self._on_decision(x, transition)
         if self._adapting():
             proposal.move.update(proposal, x, accept_prob, self.rng)
             self._adapt(x_new, transition)

@@ -83,14 +83,3 @@ class KMCFinite(_KMC):
         self.n_features = int(n_features)
         self.fitter = FiniteScoreFitter(n_features=self.n_features)
         self._configure_kmc(vars, **shared)
-
-    def _training_points(self):
-        return self._recent_history()
-
-    def _update_surrogate(self, x) -> bool:
-        chain = self.chain
-        u = chain.whitening.whiten(x)
-        chain.surrogate.update(u)
-        if self.confine:
-            chain.confinement = chain.confinement.enclosing(u)
-        return True

@@ -6,11 +6,11 @@ from __future__ import annotations
 import numpy as np
 
 from .._validation import require_bool, require_choice, require_int
-from ..core.history import ChainHistory
 from ..core.regression import TRENDS
-from ..core.surrogates import Evaluations, LiteScoreFitter, RegressionFitter, SurrogateFitter
+from ..core.surrogates import LiteScoreFitter, RegressionFitter, SurrogateFitter
+from ..core.transitions import kmc
 from ..options import Climb, Regression, ScoreMatching, Scouts
-from ._kmc import _KMC, KMCChain
+from ._kmc import _KMC
 from ._public import MOVES, TRAJECTORY, Slot, warmup_slot
 
 __all__ = ["KMCLite"]
@@ -33,9 +33,6 @@ def _score_matching_fitter(subsample_size: int, trend: str) -> SurrogateFitter:
 #: builds its fitter: score matching on the states (paper 002) or regression on the evaluated
 #: log densities (:class:`~pymc_kernel_steps.core.RegressionSurrogate`)
 SURROGATES = {"score_matching": _score_matching_fitter, "regression": _regression_fitter}
-#: evaluations recorded per chain at most (with adapt_after_tuning=True recording goes on
-#: through the draws; beyond this the surrogate learns from the first ones only)
-_MAX_RECORDED_EVALUATIONS = 200_000
 
 
 _OPTIONS = (
@@ -146,41 +143,20 @@ class KMCLite(_KMC):
         self.warm_log_densities = None
         self._configure_kmc(vars, whiten=whiten, **shared)
 
-    def _training_points(self):
-        return self._tuning_states_subsample(self.subsample_size)
+    def _training_size(self) -> int:
+        return self.subsample_size
 
     # pooled tuning: the other chains' states and evaluations enter the next selection and fit
     pools_tuning_data = True
 
     def _own_evaluations(self) -> tuple[np.ndarray, np.ndarray]:
-        chain = self.chain
-        if chain.evaluated_points is None:
+        record = self.chain.transition.evaluations
+        if record is None:
             return super()._own_evaluations()
-        return chain.evaluated_points.points.copy(), np.asarray(chain.evaluated_values, float)
+        return record.points.points.copy(), np.asarray(record.values, float)
 
     def _on_absorb(self) -> None:
-        if self.chain.surrogate is not None:  # select and fit again at the next iteration
-            self.chain.next_selection_size = len(self.chain.history)
-
-    # a fitter that needs evaluations (surrogate="regression"): the log densities evaluated
-    # while adapting are its training data
-    def _new_chain(self) -> KMCChain:
-        chain = super()._new_chain()
-        if self.fitter.needs_evaluations:
-            chain.evaluated_points = ChainHistory(self.dim)
-            chain.evaluated_values = []
-        return chain
-
-    def _recorded_evaluations(self) -> Evaluations | None:
-        """The chain's recorded evaluations and, with pooled tuning, the other chains'."""
-        chain = self.chain
-        if chain.evaluated_points is None:
-            return None
-        points, values = chain.evaluated_points.points, np.asarray(chain.evaluated_values)
-        if chain.pooled is not None:
-            points = np.concatenate([points, chain.pooled.points])
-            values = np.concatenate([values, chain.pooled.log_densities])
-        return Evaluations(points, values)
+        kmc.select_again(self.chain.transition)
 
     def _warm_states(self, history, model) -> np.ndarray:
         states = super()._warm_states(history, model)
@@ -242,26 +218,3 @@ class KMCLite(_KMC):
                 f"in which one step sampled every variable, {hint}"
             )
         return values
-
-    def _warm_start(self) -> None:
-        if self.warm_log_densities is not None:
-            chain = self.chain
-            chain.evaluated_points.extend(self.warm_history)
-            chain.evaluated_values.extend(self.warm_log_densities.tolist())
-        super()._warm_start()
-
-    def _on_evaluation(self, x, value) -> None:
-        chain = self.chain
-        if (
-            chain.evaluated_points is not None
-            and (self.tune or self.adapt_after_tuning)
-            and len(chain.evaluated_values) < _MAX_RECORDED_EVALUATIONS
-        ):
-            chain.evaluated_points.append(x)
-            chain.evaluated_values.append(value)
-
-    def _update_surrogate(self, x) -> bool:
-        chain = self.chain
-        if chain.iteration - chain.last_fit_iteration < self.refit_interval:
-            return False
-        return self._fit(x, select=False)

@@ -12,7 +12,7 @@ import pytensor.tensor as pt
 import pytest
 
 from pymc_kernel_steps import KAMH, LogDensityError
-from pymc_kernel_steps.core.transitions import kamh
+from pymc_kernel_steps.core.transitions import kamh, kmc
 from pymc_kernel_steps.options import KAMProposal
 from pymc_kernel_steps.steps._moves import MOVE_KINDS
 from pymc_kernel_steps_bench.targets import CountingLogp
@@ -95,10 +95,8 @@ def test_a_proposal_of_the_state_itself_is_neither_evaluated_nor_accepted(step_c
     copies = ChainHistory(2)
     copies.extend(np.tile(x, (30, 1)))
     de = DifferentialEvolution.optimal(copies)
-    if isinstance(step, KAMH):  # its transition proposes (core.transitions.kamh)
-        monkeypatch.setattr(kamh, "propose", lambda rng, state: de.propose(rng, state.position))
-    else:
-        step._propose = lambda x: (de.propose(step.rng, x), None)
+    transition = kamh if isinstance(step, KAMH) else kmc  # the core transition that proposes
+    monkeypatch.setattr(transition, "propose", lambda rng, state: de.propose(rng, state.position))
     before = calls["n"]
     for _ in range(5):
         point, (stats,) = step.step(point)

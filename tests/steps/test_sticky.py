@@ -14,6 +14,7 @@ import pytest
 from pymc_kernel_steps import CKAM, KAMH, AdaptiveHMC, AdaptiveMetropolis, KMCFinite, KMCLite
 from pymc_kernel_steps.core import ChainHistory
 from pymc_kernel_steps.core.rejection_runs import rejection_run_probability
+from pymc_kernel_steps.core.transitions import kmc
 from pymc_kernel_steps.steps._health import STICKY_PROBABILITY, sticky_excursion
 
 QUIET = dict(progressbar=False, compute_convergence_checks=False)
@@ -167,24 +168,22 @@ def test_the_check_weighs_the_run_against_the_acceptance_rate():
 
 
 # ------------------------------------------------------------------------------ stalled moves
-def _with_its_own_move_failing(step_class, first: int, length: int):
-    """``step_class`` whose own learned move (the KMC steps' surrogate trajectory, KAMH's
-    kernel proposal) proposes a point 1000 sds away, which the model rejects, at iterations
-    ``first`` to ``first + length − 1`` (1-based, tuning included): a move that fails there
-    for every random stream, while the mixture's other moves go on moving the chain, as a
-    surrogate fitted elsewhere that is wrong where the chain is."""
+def _with_its_own_move_failing(monkeypatch, first: int, length: int) -> None:
+    """The KMC transition (:mod:`~pymc_kernel_steps.core.transitions.kmc`), with its own
+    learned move (the surrogate trajectory) proposing a point 1000 sds away, which the model
+    rejects, at iterations ``first`` to ``first + length − 1`` (1-based, tuning included): a
+    move that fails there for every random stream, while the mixture's other moves go on
+    moving the chain, as a surrogate fitted elsewhere that is wrong where the chain is."""
+    propose = kmc.propose
 
-    class OwnMoveFailing(step_class):
-        def _propose(self, x):
-            proposal, context = super()._propose(x)
-            coming = self.chain.iteration + 1
-            own = getattr(self.chain, self.own_move)
-            if proposal.move is own and first <= coming < first + length:
-                proposal.x = x + 1000.0
-            return proposal, context
+    def failing(rng, state):
+        proposal = propose(rng, state)
+        coming = state.iteration + 1
+        if proposal.move is state.hmc and first <= coming < first + length:
+            proposal.x = state.position + 1000.0
+        return proposal
 
-    OwnMoveFailing.__name__ = OwnMoveFailing.__qualname__ = step_class.__name__
-    return OwnMoveFailing
+    monkeypatch.setattr(kmc, "propose", failing)
 
 
 FAILING_FROM, FAILING_FOR = 2801, 500  # after tune=2000: draws 801 to 1300 of 2000
@@ -192,7 +191,9 @@ FAILING_FROM, FAILING_FOR = 2801, 500  # after tune=2000: draws 801 to 1300 of 2
 
 @pytest.mark.slow
 @pytest.mark.parametrize("step_class", [KMCLite, KMCFinite], ids=lambda c: c.__name__)
-def test_a_learned_move_failing_for_a_stretch_while_others_move_is_reported(step_class, caplog):
+def test_a_learned_move_failing_for_a_stretch_while_others_move_is_reported(
+    step_class, caplog, monkeypatch
+):
     """A step whose own learned move fails at every try over a quarter of the draws, while its
     mixture's other moves go on moving the chain, is reported through ``pm.sample``'s log: the
     move, how often and where it failed. The event is built (the move proposes far out for
@@ -211,7 +212,7 @@ def test_a_learned_move_failing_for_a_stretch_while_others_move_is_reported(step
     times in 1,689 tries there (0.455 elsewhere); E[x1] came out 2.4 (exact 0), and nothing
     said so. A test that waited for that run on one seed held for one machine's random stream
     only."""
-    step_class = _with_its_own_move_failing(step_class, FAILING_FROM, FAILING_FOR)
+    _with_its_own_move_failing(monkeypatch, FAILING_FROM, FAILING_FOR)
     with pm.Model() as model:
         pm.MvNormal("x", np.zeros(3), np.array([[1, 0.9, 0.5], [0.9, 1, 0.6], [0.5, 0.6, 1]]))
         step = step_class()

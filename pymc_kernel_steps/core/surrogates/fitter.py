@@ -90,6 +90,10 @@ class SurrogateFitter(ABC):
     far_field_curvature : float
         The curvature of the surrogate's log density far from the data, in its coordinates
         (0 for a surrogate that flattens out there).
+    updates_online : bool
+        Whether the fitted surrogate takes new states one at a time (``surrogate.update(u)``,
+        exactly as a refit would), so that a chain updates it with every state instead of
+        refitting it now and then.
     """
 
     lengthscale: float | None = None
@@ -98,6 +102,7 @@ class SurrogateFitter(ABC):
     needs_evaluations: ClassVar[bool] = False
     needs_whitening: ClassVar[bool] = False
     far_field_curvature: ClassVar[float] = 0.0
+    updates_online: ClassVar[bool] = False
 
     def __post_init__(self) -> None:
         _require_positive_or_none("lengthscale", self.lengthscale)

@@ -140,6 +140,7 @@ class FiniteScoreFitter(_ScoreFitter):
 
     n_features: int = 300
     estimator: ClassVar[str] = "finite"
+    updates_online: ClassVar[bool] = True
 
     def __post_init__(self) -> None:
         super().__post_init__()
