@@ -27,7 +27,6 @@ from ..core.surrogates import (
 )
 from ..core.transitions import kmc
 from ..core.whitening import Whitening
-from ._health import count_unusable
 from ._moves import (
     learned_instance_stats,
     move_code,
@@ -39,7 +38,7 @@ from ._public import configuration, public_signature, resolve
 from ._state import HMC_STATS
 from ._threads import single_threaded_blas
 from ._warm_start import WarmStart
-from .base import ChainState, KernelStep, Transition
+from .base import ChainState, KernelStep
 
 __all__ = ["KMCChain"]
 
@@ -174,6 +173,7 @@ class _KMC(KernelStep, WarmStart):
     """Shared machinery of :class:`KMCLite` and :class:`KMCFinite`."""
 
     chain: KMCChain
+    _transition_module = kmc
     #: chooses and fits the surrogate (set by the step before ``_KMC.__init__``)
     fitter: SurrogateFitter
 
@@ -400,47 +400,20 @@ class _KMC(KernelStep, WarmStart):
         chain = self.chain
         kmc.set_random_walk_metric(chain.transition, Whitening.diagonal(chain.start_scales))
 
-    def _on_stop_tuning(self) -> None:
-        kmc.freeze(self.chain.transition)
-
     def _on_evaluation(self, x, value) -> None:
         kmc.record_evaluation(self.chain.transition, x, value)
 
     # ------------------------------------------------------------------ the transition
-    def _iterate(self, q0, x, logp_current, evaluations):
-        """Hand the chain's state to :func:`~pymc_kernel_steps.core.transitions.kmc.step`
-        and take back what it did."""
+    def _sync_transition(self, state, x, logp_current) -> None:
+        super()._sync_transition(state, x, logp_current)
         chain = self.chain
-        state = chain.transition
-        state.position, state.log_density = x, logp_current
-        state.iteration, state.accepted_moves = chain.iteration, chain.accepted_moves
+        state.accepted_moves = chain.accepted_moves
         state.tuning = self.tune
-        state.start_frame = chain.start_scales
         pooled = chain.pooled
         state.pooled_states = None if pooled is None else pooled.states
         state.pooled_evaluations = (
             None if pooled is None else Evaluations(pooled.points, pooled.log_densities)
         )
-        unusable = [False, False]
-
-        def log_density(point):
-            # the transition records the evaluation for its surrogate
-            value = self._evaluate_logp(point, q0.point_map_info, record=False, proposal=True)
-            unusable[:] = count_unusable(self, value, point, q0.point_map_info)
-            return value
-
-        state, info = kmc.step(self.rng, state, log_density)
-        proposal = info.proposal
-        self._count_unevaluated(proposal)
-        chain.current_point, chain.current_logp = state.position, state.log_density
-        chain.iteration = state.iteration
-        chain.adaptation_iteration = state.adaptation_iteration
-        moved = info.accepted and not proposal.stays
-        self._track_rejections(info.accepted, moved=moved, kind=proposal.kind)
-        transition = Transition(
-            proposal, None, info.accepted, info.accept_prob, info.log_accept_ratio, info.refit
-        )
-        return self._result(q0, transition, evaluations + info.evaluations, *unusable)
 
     def _transition_stats(self, transition):
         chain = self.chain
@@ -459,7 +432,7 @@ class _KMC(KernelStep, WarmStart):
             "energy_error": -log_ratio if math.isfinite(log_ratio) else math.inf,
             "energy": self._energy(transition, trajectory),
             "n_history": len(chain.history),
-            "refit": transition.refit,
+            "refit": transition.info is not None and transition.info.refit,
             "surrogate": trajectory is not None,
             "lengthscale": chain.lengthscale,
             "move": move_code(proposal),

@@ -260,25 +260,21 @@ class Transition:
     ----------
     proposal : Proposal
         The proposal and the move that made it.
-    context : object
-        What the step noted when it proposed, typed by the step: the info of its transition's
-        ``step`` for KAMH and CKAM (CKAM's stats read its position in its cycle there); None
-        for most others.
+    info : NamedTuple or None
+        The info of the transition's ``step`` (``KAMHInfo``, ``KMCInfo``, ``CKAMInfo``); None
+        for a warm-up phase's iteration.
     accepted : bool
     accept_prob : float
         ``min(1, exp(log_accept_ratio))``.
     log_accept_ratio : float
         −inf for a proposal rejected without evaluating the model.
-    refit : bool
-        The step refitted what its proposals learn from (surrogate, sub-sample) this iteration.
     """
 
     proposal: Proposal
-    context: Any
+    info: Any
     accepted: bool
     accept_prob: float
     log_accept_ratio: float
-    refit: bool = False
 
     @property
     def degenerate(self) -> bool:

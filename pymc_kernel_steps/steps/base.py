@@ -22,10 +22,8 @@ from rich.progress import TextColumn
 from rich.table import Column
 
 from .._validation import require_bool, require_int, require_mapping, require_seed
-from ..core.adaptation import adaptation_probability
 from ..core.history import ChainHistory
 from ..core.moves import Proposal
-from ..core.transitions import decide
 from ..core.warmup import chain_states, iteration_owner
 from ._compile import failure_hint, pm_compile, warn_if_noisy_outside_the_block
 from ._failures import LogDensityError, sampling_chain_index
@@ -60,12 +58,14 @@ class KernelStep(
 ):
     """Base class of the step methods in this package (not used directly).
 
-    Subclasses implement :meth:`_new_chain` and either :meth:`_iterate`, handing each iteration
-    to their transition in :mod:`~pymc_kernel_steps.core.transitions` (KAMH, KMC), or
-    :meth:`_propose` and :meth:`_adapt`, and may extend ``stats_dtypes_shapes``. :meth:`_propose`
-    returns a :class:`~pymc_kernel_steps.core.moves.Proposal` (whose ``log_correction`` is added
-    to ``log π(x*) − log π(x)`` in the acceptance ratio) and the iteration's info for the stats;
-    the move that made it records the outcome, and adapts while the step adapts.
+    The one adapter between PyMC and the samplers' transitions
+    (:mod:`~pymc_kernel_steps.core.transitions`): it compiles the model's log density, runs the
+    warm-up :attr:`phases`, hands every later iteration to the step's transition
+    (``_transition_module``: its ``step`` and ``freeze``) with the chain's state
+    ``chain.transition``, and reports each iteration as sample stats, warnings and the progress
+    bar. A subclass names its transition, builds its state in :meth:`_new_chain`, may extend
+    :meth:`_sync_transition` with what its transition reads from the chain, and reports its
+    own stats in :meth:`_transition_stats` (declared in ``stats_dtypes_shapes``).
 
     Parameters
     ----------
@@ -88,6 +88,9 @@ class KernelStep(
     """
 
     chain: ChainState
+    #: the step's transition: a module of :mod:`~pymc_kernel_steps.core.transitions` (its
+    #: ``step(rng, state, log_density_fn)`` and ``freeze(state)``)
+    _transition_module: ClassVar[Any] = None
 
     name = "kernel_step"
     default_blocked = True
@@ -229,7 +232,8 @@ class KernelStep(
         self._on_stop_tuning()
 
     def _on_stop_tuning(self) -> None:
-        """Hook for subclasses (e.g. to fix an averaged step size)."""
+        """End of tuning: the transition freezes what the chain learned."""
+        self._transition_module.freeze(self.chain.transition)
 
     def _new_chain(self) -> ChainState:
         return ChainState(history=ChainHistory(self.dim))
@@ -327,25 +331,9 @@ class KernelStep(
         return (chain.current_point.copy() if moved else x), chain.current_logp, evaluations
 
     # ------------------------------------------------------------------ the transition
-    def _propose(self, x: np.ndarray) -> tuple[Proposal, Any]:  # pragma: no cover
-        """A proposal from ``x``, and what the step notes about it (:attr:`Transition.context`)."""
-        raise NotImplementedError
-
-    def _adapt(self, x: np.ndarray, transition: Transition) -> None:
-        """Update the step's adaptation state after a transition to ``x`` (only called while
-        adapting, after the move that proposed has adapted itself)."""
-
     def _transition_stats(self, transition: Transition) -> dict:
         """Sampler-specific stats of this iteration."""
         return {}
-
-    def _adapting(self) -> bool:
-        if self.tune:
-            return True
-        if not self.adapt_after_tuning:
-            return False
-        chain = self.chain
-        return self.rng.uniform() < adaptation_probability(chain.adaptation_iteration)
 
     def astep(self, q0: RaveledVars) -> tuple[RaveledVars, list[dict[str, Any]]]:
         # One BLAS thread: no oversubscription when PyMC runs chains in several processes, and
@@ -363,41 +351,44 @@ class KernelStep(
         x, logp_current = self._hand_over(x, logp_current)
         return self._iterate(q0, x, logp_current, evaluations)
 
-    def _iterate(self, q0: RaveledVars, x: np.ndarray, logp_current: float, evaluations: int):
-        """The step's own iteration from ``x`` (log density ``logp_current``; ``evaluations``
-        already spent this iteration): propose, evaluate, accept, record and adapt. A step
-        whose transition lives in :mod:`~pymc_kernel_steps.core.transitions` hands it over."""
+    def _sync_transition(self, state, x: np.ndarray, logp_current: float) -> None:
+        """Hand the transition's ``state`` the chain's current state and what the chain counts
+        outside it (the warm-up's iterations included) and the start's frame the warm-up
+        measured; a step whose transition reads more extends it."""
         chain = self.chain
-        proposal, context = self._propose(x)
+        state.position, state.log_density = x, logp_current
+        state.iteration = chain.iteration
+        state.start_frame = chain.start_scales
+
+    def _iterate(self, q0: RaveledVars, x: np.ndarray, logp_current: float, evaluations: int):
+        """One iteration after the warm-up from ``x`` (log density ``logp_current``;
+        ``evaluations`` already spent this iteration): the chain's state ``chain.transition``
+        goes to the step's transition (``_transition_module.step``), which proposes, has the
+        model evaluated once, at the proposal, accepts or rejects, records and adapts; the step
+        takes back where the chain is and reports what it did."""
+        chain = self.chain
+        state = chain.transition
+        self._sync_transition(state, x, logp_current)
         unusable = [False, False]
 
         def log_density(point):
-            value = self._evaluate_logp(point, q0.point_map_info, proposal=True)
+            # the transition records the evaluations its surrogate learns from
+            value = self._evaluate_logp(point, q0.point_map_info, record=False, proposal=True)
             unusable[:] = count_unusable(self, value, point, q0.point_map_info)
             return value
 
-        decision = decide(self.rng, proposal, logp_current, log_density)
+        state, info = self._transition_module.step(self.rng, state, log_density)
+        proposal = info.proposal
         self._count_unevaluated(proposal)
-        evaluations += decision.evaluations
-        accepted, accept_prob = decision.accepted, decision.accept_prob
-        log_ratio = decision.log_accept_ratio
-        if accepted:
-            x_new = proposal.x
-            chain.current_logp = decision.usable_log_density
-        else:
-            x_new = x
-        chain.current_point = np.array(x_new, copy=True)
-        chain.history.append(x_new)
-        chain.iteration += 1
-        self._track_rejections(accepted, moved=accepted and not proposal.stays, kind=proposal.kind)
-        proposal.move.record(proposal, x, accepted, accept_prob)
-        transition = Transition(proposal, context, accepted, accept_prob, log_ratio)
-        if self._adapting():
-            proposal.move.update(proposal, x, accept_prob, self.rng)
-            self._adapt(x_new, transition)
-            chain.adaptation_iteration += 1
-
-        return self._result(q0, transition, evaluations, *unusable)
+        chain.current_point, chain.current_logp = state.position, state.log_density
+        chain.iteration = state.iteration
+        chain.adaptation_iteration = state.adaptation_iteration
+        moved = info.accepted and not proposal.stays
+        self._track_rejections(info.accepted, moved=moved, kind=proposal.kind)
+        transition = Transition(
+            proposal, info, info.accepted, info.accept_prob, info.log_accept_ratio
+        )
+        return self._result(q0, transition, evaluations + info.evaluations, *unusable)
 
     def _count_unevaluated(self, proposal: Proposal) -> None:
         """Count a proposal rejected without evaluating the model: an aborted trajectory or a

@@ -261,6 +261,7 @@ class CKAM(KAMStep):
 
     name = "ckam"
     chain: CKAMChain
+    _transition_module = ckam
     # its tuning alternates exploration (blind jumps between modes) and sampling by design, so the
     # late half of tuning is not meant to be a stationary chain
     checks_tuning_mixing = False
@@ -424,15 +425,9 @@ class CKAM(KAMStep):
         state = ckam.init(unknown, math.nan, settings)
         return CKAMChain(history=state.history, random_walk=state.random_walk, transition=state)
 
-    def _on_stop_tuning(self) -> None:
-        ckam.freeze(self.chain.transition)  # nothing to freeze: the cycles go on
-
     # ------------------------------------------------------------------ the transition
-    def _step_transition(self, state, log_density):
-        return ckam.step(self.rng, state, log_density)
-
     def _transition_stats(self, transition):
-        info = transition.context
+        info = transition.info
         return {
             "exploring": info.exploring,
             "cycle": info.cycle,

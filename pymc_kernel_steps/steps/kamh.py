@@ -160,6 +160,7 @@ class KAMH(KAMStep):
 
     name = "kamh"
     chain: KAMHChain
+    _transition_module = kamh
     #: pooled tuning: the other chains' states enter the sub-sample the kernel is learned from
     pools_tuning_data = True
     #: coordinate-wise tuning moves after the learned proposal starts (fewer than KMC's: on the
@@ -277,15 +278,9 @@ class KAMH(KAMStep):
         self._tune_length = int(tune)
         super().setup_chain(rng, tune, draws)
 
-    def _on_stop_tuning(self) -> None:
-        kamh.freeze(self.chain.transition)
-
     # ------------------------------------------------------------------ the transition
-    def _step_transition(self, state, log_density):
-        return kamh.step(self.rng, state, log_density)
-
-    def _sync_transition(self, state) -> None:
-        super()._sync_transition(state)
+    def _sync_transition(self, state, x, logp_current) -> None:
+        super()._sync_transition(state, x, logp_current)
         chain = self.chain
         state.accepted_moves = chain.accepted_moves
         state.tuning = self.tune
