@@ -293,8 +293,9 @@ def test_stats_present_with_declared_dtypes():
         step = AdaptiveHMC()
         trace = pm.sample(
             step=step, tune=300, draws=100, chains=1, cores=1, return_inferencedata=False,
-            discard_tuned_samples=False, **QUIET,
+            discard_tuned_samples=False, random_seed=1, **QUIET,
         )  # fmt: skip
+    # seeded: a short chain's end-of-chain check may warn on some random streams (2 in 10)
     for name, (dtype, _) in step.stats_dtypes_shapes.items():
         values = trace.get_sampler_stats(name)
         if name == "warning":
