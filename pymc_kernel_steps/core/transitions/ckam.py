@@ -36,7 +36,6 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import NamedTuple
 
 import numpy as np
 
@@ -57,7 +56,7 @@ from ..moves import (
 from ..proposals import cholesky_or_nan
 from ..schedules import ckam_nu0, ckam_sampling_scale, exploration_length
 from ..whitening import Whitening
-from .mh import decide
+from .mh import StepInfo, decide
 
 __all__ = [
     "JUMP_KINDS",
@@ -217,22 +216,13 @@ class CKAMState:
         return self.cycle_position < self.settings.exploration_length
 
 
-class CKAMInfo(NamedTuple):
-    """What one :func:`step` did.
+@dataclass(frozen=True)
+class CKAMInfo(StepInfo):
+    """What one :func:`step` did: :class:`~pymc_kernel_steps.core.transitions.mh.StepInfo`'s
+    fields and
 
     Attributes
     ----------
-    proposal : Proposal
-        The proposal and the move that made it.
-    log_density : float
-        The log density at the proposal as evaluated (NaN or +inf included; −inf when not
-        evaluated).
-    accepted : bool
-    accept_prob : float
-    log_accept_ratio : float
-        −inf for a proposal rejected without evaluating (or whose log density is NaN or +inf).
-    evaluations : int
-        Evaluations of the log density (0 or 1).
     exploring : bool
         The iteration belonged to the exploration phase.
     cycle : int
@@ -243,12 +233,6 @@ class CKAMInfo(NamedTuple):
         sampling-phase move.
     """
 
-    proposal: Proposal
-    log_density: float
-    accepted: bool
-    accept_prob: float
-    log_accept_ratio: float
-    evaluations: int
     exploring: bool
     cycle: int
     scale: float
@@ -374,17 +358,7 @@ def step(
     proposal.move.update(proposal, x, accept_prob, rng)  # the sampling moves do not adapt
     _adapt(rng, state, x_new, proposal)
     state.adaptation_iteration += 1
-    info = CKAMInfo(
-        proposal,
-        decision.log_density,
-        accepted,
-        accept_prob,
-        decision.log_accept_ratio,
-        decision.evaluations,
-        exploring,
-        cycle,
-        scale,
-    )
+    info = CKAMInfo.of(proposal, decision, exploring=exploring, cycle=cycle, scale=scale)
     return state, info
 
 

@@ -21,7 +21,6 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import NamedTuple
 
 import numpy as np
 
@@ -47,7 +46,7 @@ from ..moves import (
 )
 from ..proposals import kamh_feature_covariance
 from ..whitening import Whitening
-from .mh import decide
+from .mh import StepInfo, decide
 
 __all__ = [
     "CANDIDATE_SEARCH_SHARE",
@@ -219,30 +218,11 @@ class KAMHState:
     pooled_states: np.ndarray | None = None
 
 
-class KAMHInfo(NamedTuple):
-    """What one :func:`step` did.
-
-    Attributes
-    ----------
-    proposal : Proposal
-        The proposal and the move that made it.
-    log_density : float
-        The log density at the proposal as evaluated (NaN or +inf included; −inf when not
-        evaluated).
-    accepted : bool
-    accept_prob : float
-    log_accept_ratio : float
-        −inf for a proposal rejected without evaluating.
-    evaluations : int
-        Evaluations of the log density (0 or 1).
+@dataclass(frozen=True)
+class KAMHInfo(StepInfo):
+    """What one :func:`step` did: :class:`~pymc_kernel_steps.core.transitions.mh.StepInfo`'s
+    fields.
     """
-
-    proposal: Proposal
-    log_density: float
-    accepted: bool
-    accept_prob: float
-    log_accept_ratio: float
-    evaluations: int
 
 
 def init(
@@ -362,14 +342,7 @@ def step(
         proposal.move.update(proposal, x, accept_prob, rng)
         _adapt(rng, state, x_new)
         state.adaptation_iteration += 1
-    info = KAMHInfo(
-        proposal,
-        decision.log_density,
-        accepted,
-        accept_prob,
-        decision.log_accept_ratio,
-        decision.evaluations,
-    )
+    info = KAMHInfo.of(proposal, decision)
     return state, info
 
 

@@ -29,7 +29,6 @@ import copy
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import NamedTuple
 
 import numpy as np
 
@@ -55,7 +54,7 @@ from ..moves import (
 )
 from ..surrogates import Evaluations, SurrogateFitter, TrainingData
 from ..whitening import Whitening, moved_coordinates
-from .mh import decide
+from .mh import StepInfo, decide
 
 __all__ = [
     "MIN_DISTINCT_STATES",
@@ -276,33 +275,18 @@ class KMCState:
     pooled_evaluations: Evaluations | None = None
 
 
-class KMCInfo(NamedTuple):
-    """What one :func:`step` did.
+@dataclass(frozen=True)
+class KMCInfo(StepInfo):
+    """What one :func:`step` did: :class:`~pymc_kernel_steps.core.transitions.mh.StepInfo`'s
+    fields (a trajectory's :class:`~pymc_kernel_steps.core.moves.Trajectory` in
+    ``proposal.extra``) and
 
     Attributes
     ----------
-    proposal : Proposal
-        The proposal and the move that made it (a trajectory's
-        :class:`~pymc_kernel_steps.core.moves.Trajectory` in ``proposal.extra``).
-    log_density : float
-        The log density at the proposal as evaluated (NaN or +inf included; −inf when not
-        evaluated).
-    accepted : bool
-    accept_prob : float
-    log_accept_ratio : float
-        −inf for a proposal rejected without evaluating (an aborted trajectory).
-    evaluations : int
-        Evaluations of the log density (0 or 1).
     refit : bool
         The surrogate was fitted (or updated) this iteration.
     """
 
-    proposal: Proposal
-    log_density: float
-    accepted: bool
-    accept_prob: float
-    log_accept_ratio: float
-    evaluations: int
     refit: bool
 
 
@@ -510,15 +494,7 @@ def step(
         proposal.move.update(proposal, x, accept_prob, rng)
         refit = _adapt(rng, state)
         state.adaptation_iteration += 1
-    info = KMCInfo(
-        proposal,
-        decision.log_density,
-        accepted,
-        accept_prob,
-        decision.log_accept_ratio,
-        decision.evaluations,
-        refit,
-    )
+    info = KMCInfo.of(proposal, decision, refit=refit)
     return state, info
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
@@ -12,7 +13,7 @@ import numpy as np
 if TYPE_CHECKING:
     from ..moves import Proposal
 
-__all__ = ["Decision", "accept", "decide"]
+__all__ = ["Decision", "StepInfo", "accept", "decide"]
 
 
 def accept(rng: np.random.Generator, log_ratio: float) -> tuple[bool, float]:
@@ -83,3 +84,44 @@ def decide(
         log_ratio = -math.inf
     accepted, accept_prob = accept(rng, log_ratio)
     return Decision(accepted, accept_prob, log_ratio, log_density, usable, evaluations)
+
+
+@dataclass(frozen=True)
+class StepInfo:
+    """What one ``step`` of a transition did: the proposal and the :class:`Decision` on it. A
+    transition's own info adds its fields.
+
+    Attributes
+    ----------
+    proposal : Proposal
+        The proposal and the move that made it.
+    log_density : float
+        The log density at the proposal as evaluated (NaN or +inf included; −inf when not
+        evaluated).
+    accepted : bool
+    accept_prob : float
+    log_accept_ratio : float
+        −inf for a proposal rejected without evaluating (or whose log density is NaN or +inf).
+    evaluations : int
+        Evaluations of the log density (0 or 1).
+    """
+
+    proposal: Proposal
+    log_density: float
+    accepted: bool
+    accept_prob: float
+    log_accept_ratio: float
+    evaluations: int
+
+    @classmethod
+    def of(cls, proposal: Proposal, decision: Decision, **fields):
+        """The info of ``decision`` on ``proposal``, with the transition's own ``fields``."""
+        return cls(
+            proposal,
+            decision.log_density,
+            decision.accepted,
+            decision.accept_prob,
+            decision.log_accept_ratio,
+            decision.evaluations,
+            **fields,
+        )
