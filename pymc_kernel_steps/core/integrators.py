@@ -218,18 +218,23 @@ def _add_trend_gradient(linear, precision, cubic, quartic, q, out):
 
 
 @numba.njit(cache=True)
-def _surrogate_gradient(kind, A, b, c, s, trend, q, out):
-    # writes the surrogate's ∇f(q) into `out`; False if it is not finite
+def _surrogate_gradient(kind, A, b, c, s, trend, q, out, work):
+    # writes the surrogate's ∇f(q) into `out`; False if it is not finite (`work`: scratch of
+    # length A.shape[0])
     if kind == _FINITE:
-        # ∇f(q) = −s Σ_k θ_k sin(ω_kᵀq + u_k) ω_k  (A = ω, b = u, c = θ, s = √(2/m))
+        # ∇f(q) = −s Σ_k θ_k sin(ω_kᵀq + u_k) ω_k  (A = ω, b = u, c = θ, s = √(2/m)); the phases
+        # ω_kᵀq + u_k accumulate in `work` coordinate by coordinate (each in its own order)
         m, d = A.shape
+        for k in range(m):
+            work[k] = b[k]
+        for j in range(d):
+            qj = q[j]
+            for k in range(m):
+                work[k] += A[k, j] * qj
         for j in range(d):
             out[j] = 0.0
         for k in range(m):
-            a = b[k]
-            for j in range(d):
-                a += A[k, j] * q[j]
-            w = -s * c[k] * math.sin(a)
+            w = -s * c[k] * math.sin(work[k])
             for j in range(d):
                 out[j] += w * A[k, j]
     else:
@@ -274,8 +279,11 @@ def _trajectory(
     if n_steps == 0:
         return q, p
     g = np.empty(d)
+    work = np.empty(A.shape[0])
     # the start counts as a position of the trajectory: the reversal ends there
-    if np.sum(q * q) > abort_squared or not _surrogate_gradient(kind, A, b, c, s, trend, q, g):
+    if np.sum(q * q) > abort_squared or not _surrogate_gradient(
+        kind, A, b, c, s, trend, q, g, work
+    ):
         q[:] = np.nan
         return q, p
     _add_wall(q, radius, stiffness, g)
@@ -286,7 +294,9 @@ def _trajectory(
         for j in range(d):
             q[j] += eps * inv_mass[j] * p[j]
             squared_norm += q[j] * q[j]
-        if squared_norm > abort_squared or not _surrogate_gradient(kind, A, b, c, s, trend, q, g):
+        if squared_norm > abort_squared or not _surrogate_gradient(
+            kind, A, b, c, s, trend, q, g, work
+        ):
             q[:] = np.nan
             return q, p
         _add_wall(q, radius, stiffness, g)
