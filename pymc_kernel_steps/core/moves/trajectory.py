@@ -26,6 +26,12 @@ STABILITY_SHRINK = 0.5**0.5
 STABILITY_MAX_SHRINK = 1e3
 
 
+def _kinetic_energy(p: np.ndarray, inv_mass: np.ndarray) -> float:
+    """:func:`~..integrators.kinetic_energy` of one momentum, its arithmetic, without checking
+    the inverse mass again."""
+    return float(0.5 * np.sum(p * p * inv_mass, axis=-1))
+
+
 @dataclass(frozen=True)
 class Trajectory:
     """What one surrogate trajectory was: its length and step size, the squared jump of its end
@@ -111,8 +117,9 @@ class SurrogateHMC(Move):
             self.frame.whiten(x), momentum, step_size, n_steps
         )
         position = self.frame.unwhiten(position_white)
-        kinetic_start = kinetic_energy(momentum, self.inv_mass)
-        kinetic_end = kinetic_energy(momentum_new, self.inv_mass)
+        # the trajectory checked the inverse mass: the energies need not check it again
+        kinetic_start = _kinetic_energy(momentum, self.inv_mass)
+        kinetic_end = _kinetic_energy(momentum_new, self.inv_mass)
         log_correction = kinetic_start - kinetic_end
         if not math.isfinite(log_correction):
             log_correction = -math.inf
