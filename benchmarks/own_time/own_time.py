@@ -9,7 +9,8 @@ every iteration. A phase's own time per iteration is its CPU time minus the time
 Op, over its iterations: the sampler's work, PyMC's loop and trace, and PyTensor's call of the
 compiled function around the Op (the same for every step). CPU time, not wall time, so that a
 busy second core costs little; each figure is the median over ``--repeats`` runs (different
-seeds), the samplers interleaved within a repeat.
+seeds), the samplers interleaved within a repeat, after one untimed short run of each that
+compiles (or loads) their compiled code.
 
 Usage::
 
@@ -118,6 +119,9 @@ def main(argv=None) -> None:
         f"load {os.getloadavg()[0]:.1f}; tune={args.tune}, draws={args.draws}, "
         f"median of {args.repeats}"
     )
+    # compile (or load from numba's cache) every sampler's compiled code before timing
+    for sampler in args.samplers:
+        own_time(sampler, 2, 300, 10, args.seed)
     results: dict = {}
     for repeat in range(args.repeats):
         for dim in args.dims:
