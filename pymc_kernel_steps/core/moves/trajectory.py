@@ -4,7 +4,8 @@ model, the end point is accepted with the true one."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
@@ -35,15 +36,24 @@ def _kinetic_energy(p: np.ndarray, inv_mass: np.ndarray) -> float:
 @dataclass(frozen=True)
 class Trajectory:
     """What one surrogate trajectory was: its length and step size, the squared jump of its end
-    point (in the move's ``jump_metric``), the momenta at its ends and their kinetic energies."""
+    point (in the move's ``jump_metric``), the momenta at its ends and their kinetic energies.
+
+    The squared jump is computed when first asked for (the step-size tuner asks while tuning;
+    after it nothing does) from ``jump``: the metric, the start and the end point."""
 
     n_steps: int
     step_size: float
-    squared_jump: float
     momentum: np.ndarray
     end_momentum: np.ndarray
     kinetic_start: float
     kinetic_end: float
+    jump: tuple = field(repr=False, compare=False)
+
+    @cached_property
+    def squared_jump(self) -> float:
+        metric, start, end = self.jump
+        jump = metric.whiten(end) - metric.whiten(start)
+        return float(jump @ jump)
 
 
 class SurrogateHMC(Move):
@@ -123,15 +133,14 @@ class SurrogateHMC(Move):
         log_correction = kinetic_start - kinetic_end
         if not math.isfinite(log_correction):
             log_correction = -math.inf
-        jump = self.jump_metric.whiten(position) - self.jump_metric.whiten(x)
         trajectory = Trajectory(
             n_steps,
             step_size,
-            float(jump @ jump),
             momentum,
             momentum_new,
             kinetic_start,
             kinetic_end,
+            jump=(self.jump_metric, x, position),
         )
         return Proposal(position, log_correction, self, extra=trajectory)
 
