@@ -177,18 +177,26 @@ def _all_finite(x):
 
 
 @numba.njit(cache=True)
-def _gaussian_kernel_gradient(Z, coef, precisions, scale, q, out):
+def _gaussian_kernel_gradient(Z, ZT, coef, precisions, scale, q, out, work):
     # out = Σ_i c_i k(z_i, q) s P (z_i − q)  with k = exp(−½ s Σ_j P_j (z_ij − q_j)²): the gradient
-    # of Σ_i c_i k(z_i, ·) for the kernel of per-coordinate precisions s P_j
+    # of Σ_i c_i k(z_i, ·) for the kernel of per-coordinate precisions s P_j. The squared
+    # distances accumulate in `work` (length n) coordinate by coordinate over all centres at once
+    # (ZT: Z transposed, C-contiguous): each sum takes its terms in the order of a sum per
+    # centre, and the n independent sums vectorise
     n, d = Z.shape
+    for i in range(n):
+        work[i] = 0.0
+    for j in range(d):
+        qj = q[j]
+        pj = precisions[j]
+        row = ZT[j]
+        for i in range(n):
+            t = row[i] - qj
+            work[i] += pj * t * t
     for j in range(d):
         out[j] = 0.0
     for i in range(n):
-        sq = 0.0
-        for j in range(d):
-            t = Z[i, j] - q[j]
-            sq += precisions[j] * t * t
-        w = coef[i] * math.exp(-0.5 * scale * sq)
+        w = coef[i] * math.exp(-0.5 * scale * work[i])
         for j in range(d):
             out[j] += w * (Z[i, j] - q[j])
     for j in range(d):
@@ -218,25 +226,31 @@ def _add_trend_gradient(linear, precision, cubic, quartic, q, out):
 
 
 @numba.njit(cache=True)
-def _surrogate_gradient(kind, A, b, c, s, trend, q, out):
-    # writes the surrogate's ∇f(q) into `out`; False if it is not finite
+def _surrogate_gradient(kind, A, AT, b, c, s, trend, q, out, work):
+    # writes the surrogate's ∇f(q) into `out`; False if it is not finite (`work`: scratch of
+    # length A.shape[0]; AT: A transposed, C-contiguous)
     if kind == _FINITE:
-        # ∇f(q) = −s Σ_k θ_k sin(ω_kᵀq + u_k) ω_k  (A = ω, b = u, c = θ, s = √(2/m))
+        # ∇f(q) = −s Σ_k θ_k sin(ω_kᵀq + u_k) ω_k  (A = ω, b = u, c = θ, s = √(2/m)); the phases
+        # ω_kᵀq + u_k accumulate in `work` coordinate by coordinate (each in its own order)
         m, d = A.shape
+        for k in range(m):
+            work[k] = b[k]
+        for j in range(d):
+            qj = q[j]
+            row = AT[j]
+            for k in range(m):
+                work[k] += row[k] * qj
         for j in range(d):
             out[j] = 0.0
         for k in range(m):
-            a = b[k]
-            for j in range(d):
-                a += A[k, j] * q[j]
-            w = -s * c[k] * math.sin(a)
+            w = -s * c[k] * math.sin(work[k])
             for j in range(d):
                 out[j] += w * A[k, j]
     else:
         # lite: ∇f(q) = Σ_i α_i k(z_i, q) (z_i − q) / ℓ²  (A = Z, b = α, c = 1, s = 1/ℓ²);
         # regression: ∇f(q) = ∇t(q) + Σ_i β_i k(z_i, q) P (z_i − q)  (A = Z, b = β, c = P,
         # s = 1, `trend` = (g, H, T, Q) of t, or empty for t(q) = −½‖q‖²)
-        _gaussian_kernel_gradient(A, b, c, s, q, out)
+        _gaussian_kernel_gradient(A, AT, b, c, s, q, out, work)
         if kind == _REGRESSION:
             if trend[0].shape[0] == 0:
                 for j in range(q.shape[0]):
@@ -274,8 +288,12 @@ def _trajectory(
     if n_steps == 0:
         return q, p
     g = np.empty(d)
+    work = np.empty(A.shape[0])
+    AT = np.ascontiguousarray(A.T)
     # the start counts as a position of the trajectory: the reversal ends there
-    if np.sum(q * q) > abort_squared or not _surrogate_gradient(kind, A, b, c, s, trend, q, g):
+    if np.sum(q * q) > abort_squared or not _surrogate_gradient(
+        kind, A, AT, b, c, s, trend, q, g, work
+    ):
         q[:] = np.nan
         return q, p
     _add_wall(q, radius, stiffness, g)
@@ -286,7 +304,9 @@ def _trajectory(
         for j in range(d):
             q[j] += eps * inv_mass[j] * p[j]
             squared_norm += q[j] * q[j]
-        if squared_norm > abort_squared or not _surrogate_gradient(kind, A, b, c, s, trend, q, g):
+        if squared_norm > abort_squared or not _surrogate_gradient(
+            kind, A, AT, b, c, s, trend, q, g, work
+        ):
             q[:] = np.nan
             return q, p
         _add_wall(q, radius, stiffness, g)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -61,11 +62,12 @@ class Proposal:
         """The name of the move that made it."""
         return self.move.kind
 
-    @property
+    @cached_property
     def evaluated(self) -> bool:
         """Whether the model is evaluated at ``x``: a proposal with a non-finite point or
         correction (a degenerate covariance, a diverged trajectory), or a :attr:`null` one, is
-        rejected without it."""
+        rejected without it. Computed once: a proposal is not changed after it is made, and
+        the iteration asks several times."""
         if self.null:
             return False
         return bool(np.all(np.isfinite(self.x))) and math.isfinite(self.log_correction)

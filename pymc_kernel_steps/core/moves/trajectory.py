@@ -4,7 +4,8 @@ model, the end point is accepted with the true one."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
@@ -26,18 +27,33 @@ STABILITY_SHRINK = 0.5**0.5
 STABILITY_MAX_SHRINK = 1e3
 
 
+def _kinetic_energy(p: np.ndarray, inv_mass: np.ndarray) -> float:
+    """:func:`~..integrators.kinetic_energy` of one momentum, its arithmetic, without checking
+    the inverse mass again."""
+    return float(0.5 * np.sum(p * p * inv_mass, axis=-1))
+
+
 @dataclass(frozen=True)
 class Trajectory:
     """What one surrogate trajectory was: its length and step size, the squared jump of its end
-    point (in the move's ``jump_metric``), the momenta at its ends and their kinetic energies."""
+    point (in the move's ``jump_metric``), the momenta at its ends and their kinetic energies.
+
+    The squared jump is computed when first asked for (the step-size tuner asks while tuning;
+    after it nothing does) from ``jump``: the metric, the start and the end point."""
 
     n_steps: int
     step_size: float
-    squared_jump: float
     momentum: np.ndarray
     end_momentum: np.ndarray
     kinetic_start: float
     kinetic_end: float
+    jump: tuple = field(repr=False, compare=False)
+
+    @cached_property
+    def squared_jump(self) -> float:
+        metric, start, end = self.jump
+        jump = metric.whiten(end) - metric.whiten(start)
+        return float(jump @ jump)
 
 
 class SurrogateHMC(Move):
@@ -111,20 +127,20 @@ class SurrogateHMC(Move):
             self.frame.whiten(x), momentum, step_size, n_steps
         )
         position = self.frame.unwhiten(position_white)
-        kinetic_start = kinetic_energy(momentum, self.inv_mass)
-        kinetic_end = kinetic_energy(momentum_new, self.inv_mass)
+        # the trajectory checked the inverse mass: the energies need not check it again
+        kinetic_start = _kinetic_energy(momentum, self.inv_mass)
+        kinetic_end = _kinetic_energy(momentum_new, self.inv_mass)
         log_correction = kinetic_start - kinetic_end
         if not math.isfinite(log_correction):
             log_correction = -math.inf
-        jump = self.jump_metric.whiten(position) - self.jump_metric.whiten(x)
         trajectory = Trajectory(
             n_steps,
             step_size,
-            float(jump @ jump),
             momentum,
             momentum_new,
             kinetic_start,
             kinetic_end,
+            jump=(self.jump_metric, x, position),
         )
         return Proposal(position, log_correction, self, extra=trajectory)
 

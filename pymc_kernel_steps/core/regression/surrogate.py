@@ -4,6 +4,7 @@ trend, and the choice of its precisions and ridge."""
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 import scipy.linalg as sla
@@ -54,6 +55,18 @@ def informative_evaluations(
     if len(keep) > size:
         keep = np.sort(rng.choice(keep, size=size, replace=False))
     return points[keep].copy(), values[keep].copy()
+
+
+class _System(NamedTuple):
+    """A regression fit's parts that do not depend on the ridge ``λ`` (``K_mean`` None: no
+    kernel, every precision 0)."""
+
+    Z: np.ndarray
+    residual: np.ndarray
+    K_mean: np.ndarray | None
+    gram: np.ndarray | None
+    centre_kernel: np.ndarray | None
+    rhs: np.ndarray | None
 
 
 class RegressionSurrogate(SurrogateTrajectory):
@@ -144,6 +157,11 @@ class RegressionSurrogate(SurrogateTrajectory):
         RegressionSurrogate
             ``self``.
         """
+        return self._solve(self._system(U, values))
+
+    def _system(self, U, values) -> _System:
+        """What :meth:`fit` computes before the ridge enters: the centres, the residuals and
+        the centred kernel's normal equations (shared by fits that differ in ``λ`` alone)."""
         U, values = _points_and_values(U, values)
         precisions = _precisions(self.precisions, U.shape[1])
         centres = first_visits(U)
@@ -151,19 +169,29 @@ class RegressionSurrogate(SurrogateTrajectory):
             centres = np.sort(self.rng.choice(centres, size=self.n_centers, replace=False))
         Z = U[centres]
         residual = values - self.trend.log_density(U)
-        beta, K_mean = np.zeros(len(Z)), np.zeros(len(Z))
-        if np.any(precisions > 0):  # else the kernel is a constant: the Gaussian term alone
-            K = _kernel(U, Z, precisions)
-            K_mean = K.mean(axis=0)
-            Kc = K - K_mean
-            n = len(U)
-            system = Kc.T @ Kc / n + self.regularization * _kernel(Z, Z, precisions)
-            system[np.diag_indices_from(system)] += _JITTER * max(1.0, np.trace(system) / len(Z))
-            rhs = Kc.T @ (residual - residual.mean()) / n
+        if not np.any(precisions > 0):  # the kernel is a constant: the Gaussian term alone
+            return _System(Z, residual, None, None, None, None)
+        K = _kernel(U, Z, precisions)
+        K_mean = K.mean(axis=0)
+        Kc = K - K_mean
+        n = len(U)
+        gram = Kc.T @ Kc / n
+        rhs = Kc.T @ (residual - residual.mean()) / n
+        return _System(Z, residual, K_mean, gram, _kernel(Z, Z, precisions), rhs)
+
+    def _solve(self, system: _System) -> RegressionSurrogate:
+        """The fit from its :meth:`_system` with this surrogate's ``λ``."""
+        Z, residual, K_mean, gram, centre_kernel, rhs = system
+        beta = np.zeros(len(Z))
+        if K_mean is None:
+            K_mean = np.zeros(len(Z))
+        else:
+            normal = gram + self.regularization * centre_kernel
+            normal[np.diag_indices_from(normal)] += _JITTER * max(1.0, np.trace(normal) / len(Z))
             try:
-                beta = sla.solve(system, rhs, assume_a="pos", check_finite=False)
+                beta = sla.solve(normal, rhs, assume_a="pos", check_finite=False)
             except (np.linalg.LinAlgError, sla.LinAlgError):
-                beta = np.linalg.lstsq(system, rhs, rcond=None)[0]
+                beta = np.linalg.lstsq(normal, rhs, rcond=None)[0]
         self.offset = float(residual.mean() - K_mean @ beta)
         self.Z = np.ascontiguousarray(Z)
         self.beta = np.ascontiguousarray(beta)
@@ -203,11 +231,36 @@ class RegressionSurrogate(SurrogateTrajectory):
         )
 
 
-def _held_out_error(train, valid, precisions, regularization, n_centers, rng, trend) -> float:
-    surrogate = RegressionSurrogate(precisions, regularization, n_centers, rng, trend)
-    surrogate.fit(*train)
-    error = surrogate.log_density(valid[0]) - valid[1]
-    return float(np.mean(error**2))
+class _HeldOut:
+    """The held-out mean squared error of candidate precisions and ridges on one split: a
+    surrogate fitted to ``train`` (centres drawn with ``seed``, the same for every candidate)
+    predicts ``valid``. The parts of the fit and of the prediction that do not depend on ``λ``
+    are computed once per precisions: the same arithmetic as a fit and a
+    :meth:`~RegressionSurrogate.log_density` of its own, hence the same errors."""
+
+    def __init__(self, train, valid, n_centers, seed, trend):
+        self.train, self.valid = train, valid
+        self.n_centers, self.seed, self.trend = n_centers, seed, trend
+        self._parts: dict = {}
+
+    def error(self, precisions, regularization) -> float:
+        fit_rng = np.random.default_rng(self.seed)  # the same centres for every candidate
+        surrogate = RegressionSurrogate(
+            precisions, regularization, self.n_centers, fit_rng, self.trend
+        )
+        key = precisions.tobytes()
+        if key not in self._parts:
+            system = surrogate._system(*self.train)
+            X = self.valid[0]
+            self._parts = {  # the grid tries every λ of one precisions in a row
+                key: (system, surrogate.trend.log_density(X), _kernel(X, system.Z, precisions))
+            }
+        system, trend_valid, valid_kernel = self._parts[key]
+        surrogate._solve(system)
+        prediction = trend_valid + surrogate.offset
+        prediction += valid_kernel @ surrogate.beta
+        error = prediction - self.valid[1]
+        return float(np.mean(error**2))
 
 
 def select_regression_hyperparameters(
@@ -285,10 +338,15 @@ def select_regression_hyperparameters(
     valid = (U[valid_index], values[valid_index])
     seed = int(rng.integers(2**63))
 
+    held_out = _HeldOut(train, valid, n_centers, seed, trend)
+    errors: dict = {}  # a candidate tried again (the grid's centre, a later sweep) is not refitted
+
     def error(relevance, lengthscale, regularization):
         precisions = (relevance / lengthscale) ** 2
-        fit_rng = np.random.default_rng(seed)  # the same centres for every candidate
-        return _held_out_error(train, valid, precisions, regularization, n_centers, fit_rng, trend)
+        key = (precisions.tobytes(), regularization)
+        if key not in errors:
+            errors[key] = held_out.error(precisions, regularization)
+        return errors[key]
 
     relevance = np.ones(d)
     lengthscale, regularization = float(np.median(lengthscales)), float(np.median(regularizations))
