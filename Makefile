@@ -22,7 +22,6 @@ $(STAMP): pyproject.toml bench/pyproject.toml
 	if [ -z "$$PYTHON" ]; then echo "error: no Python >= 3.12 found (tried python3.13, python3.12)" >&2; exit 1; fi; \
 	echo "Using $$PYTHON"; \
 	env $$PYTHON -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e ".[test,examples,distributed]" -e ./bench
 	@touch $(STAMP)
 
