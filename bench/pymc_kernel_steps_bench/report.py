@@ -223,7 +223,11 @@ def write_suite_page(
         f"{', '.join(map(str, replicates))} runs per sampler and posterior; run on "
         f"{', '.join(dates) or 'unrecorded dates'}, code at "
         f"{', '.join(f'`{c}`' for c in commits) or 'an unrecorded commit'}"
-        + (f", on {'; '.join(machines)}" if machines else " (2-core development machine)")
+        + (
+            f"; the machine, where the frames record it: {'; '.join(machines)}"
+            if machines
+            else " (2-core development machine)"
+        )
         + ".",
         "- Ours: "
         + ", ".join(f"`{s}`" for s in OURS)
@@ -384,14 +388,17 @@ LOSS_NOTES = {
     "gp_pois_regr-gp_pois_regr": (
         "Every sampler's worst coordinates are the GP's amplitude `alpha` and lengthscale "
         "`rho`, which enter the 11 latent values through the Cholesky factor of their "
-        "covariance: per 1000 evaluations `AdaptiveMetropolis` has 0.77 and 0.44 on them "
+        "covariance: per 1000 evaluations (frames of 2026-11-25 to -27) `AdaptiveMetropolis` "
+        "has 0.77 and 0.44 on them "
         "(6.2 on its median coordinate), `KMCLite` 0.39 and 0.60, `KAMH` 0.97 and 0.38 (before "
         "its walkers; 0.73 on its worst coordinate since), "
         "emcee 0.08 and 0.81, and "
         "SMC 1.06 and 2.63. With this coupling in 13 dimensions a single chain gets about "
         "five effective draws of the hyperparameters from 10,000 evaluations, and SMC, whose "
         "particles start from the prior and are reweighted, about twice as many. At this "
-        "budget SMC is the better choice here."
+        "budget SMC is the better choice here. `KMCLite` re-run on 2026-12-07 (a656074) has "
+        "0.11 [0.046, 0.62] against 0.39 [0.22, 0.87] at fc01e82: the intervals overlap, and "
+        "what changed between the two is not yet measured apart."
     ),
     "eight_schools-eight_schools_noncentered": (
         "At 10 runs a figure here moves about 2x with the random stream. Over three seed sets "
