@@ -320,7 +320,9 @@ def test_the_suite_page_marks_a_run_scored_at_its_own_count(tmp_path):
 
     runs = Path(__file__).resolve().parents[2] / "benchmarks" / "posteriordb" / "runs"
     frame = read_runs(runs / "gp_pois_regr-gp_regr.csv.gz")
-    assert "at_budget" not in frame  # frames from before the column still make a page
+    # frames written before the column (November's) still make a page; the committed frame has
+    # it since the re-run of 2026-12-07, with a real pocoMC: both give way to the made-up one
+    frame = frame[frame["sampler"] != "pocoMC"].drop(columns="at_budget")
     smc = frame["sampler"] == "SMC"
     over = frame[smc].assign(
         sampler="pocoMC", at_budget=False, evaluations=frame.loc[smc, "evaluations"] * 3
