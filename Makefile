@@ -13,7 +13,7 @@ find_python = for cand in "python3.13" "python3.12" "PYENV_VERSION=3.13.0 python
 BENCH_STAMP := $(VENV)/.bench-installed
 DOCS_STAMP := $(VENV)/.docs-installed
 
-.PHONY: venv demo test test-fast lint docs bench bench-suite bench-quick bench-within clean
+.PHONY: venv demo test test-examples test-fast lint docs bench bench-suite bench-quick bench-within clean
 
 # The samplers and, editable beside them, the benchmark harness (bench/, its own distribution
 # pymc-kernel-steps-bench): the tests, the demo, the examples and the studies use it.
@@ -31,11 +31,16 @@ demo: $(STAMP)
 	$(PY) -m pymc_kernel_steps_bench.demo
 
 test: $(STAMP)
-	$(PY) -m pytest -n 2 --dist worksteal -m "not timing" --durations=15
+	$(PY) -m pytest -n 2 --dist worksteal -m "not timing and not notebook" --durations=15
 	$(PY) -m pytest -m timing
 
+# The example notebooks at their reduced size, each ending with asserts of its claims (CI runs
+# this after `make test`): about 3 minutes on 2 idle cores.
+test-examples: $(STAMP)
+	$(PY) -m pytest -n 2 --dist worksteal -m notebook --durations=8
+
 test-fast: $(STAMP)
-	$(PY) -m pytest -n 2 --dist worksteal -m "not slow and not timing"
+	$(PY) -m pytest -n 2 --dist worksteal -m "not slow and not timing and not notebook"
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

@@ -1,8 +1,11 @@
 """The example notebooks (``examples/*.py``, jupytext percent format, paired with ``.ipynb``).
 
 Every notebook runs at its reduced size (``EXAMPLES_FAST=1``) and ends with an ``assert`` of its
-key claim, so running it checks the claim. The ``.ipynb`` twins (rendered by the docs with their
-saved outputs) must hold the same cells and have been executed at full size (``make examples``).
+key claim, so running it checks the claim. Those runs (marked ``notebook``: three of them sample
+models of milliseconds an evaluation, three minutes of CPU together) are ``make test-examples``,
+which CI runs after ``make test``; the checks of the notebooks' form stay in ``make test``. The
+``.ipynb`` twins (rendered by the docs with their saved outputs) must hold the same cells and
+have been executed at full size (``make examples``).
 """
 
 from __future__ import annotations
@@ -68,6 +71,7 @@ def test_ipynb_twin_in_sync_and_executed_at_full_size(path):
 
 
 @pytest.mark.slow
+@pytest.mark.notebook
 @pytest.mark.parametrize("path", EXAMPLES, ids=IDS)
 def test_example_runs_at_reduced_size_and_its_claim_holds(path, monkeypatch):
     matplotlib = pytest.importorskip("matplotlib")
