@@ -191,13 +191,28 @@ def test_a_chain_on_a_correlated_gaussian_has_its_moments(name):
     assert np.all(z_scores(draws**2, np.diag(COVARIANCE)) < 4.0)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(SURROGATES))
-def test_a_chain_on_the_banana_has_its_moments(name):
+def test_chains_on_the_banana_have_its_moments(name):
+    """On the banana one chain's effective sample size overstates its precision (its tails are
+    visited in rare excursions). With the finite surrogate, over 30 seeds of one chain (1,500
+    tuning iterations, 3,000 draws), the z statistics from the chain's own MCSE had root mean
+    squares of 0.8, 1.6, 1.8 and 5.3 instead of 1 on the four moments and exceeded 4 on 5
+    chains, while the 30 chains' mean was within 0.9 standard errors of the truth on every
+    moment (a banana with shorter arms, b = 0.3 and V = 4, did no better: root mean squares up
+    to 2.6 with the finite surrogate and 3.5 with the score-matching one). So, as for KAMH, the
+    error of the moments is measured over independent chains: |mean of the chains' estimates −
+    truth| / (their sd / √chains), a t statistic with ``chains − 1`` degrees of freedom."""
     settings = settings_for(name)
     variance_x2 = 1.0 + 2.0 * 100.0**2 * BANANA_B**2
-    _, draws = run(banana_log_density, [0.0, 0.0], settings, 1500, 3000, seed=5)
-    assert np.all(z_scores(draws, np.zeros(2)) < 4.0)
-    assert np.all(z_scores(draws**2, np.array([100.0, variance_x2])) < 4.0)
+    truth = np.array([0.0, 0.0, 100.0, variance_x2])
+    estimates = []
+    for seed in range(8):
+        _, draws = run(banana_log_density, [0.0, 0.0], settings, 1000, 2000, seed=seed)
+        estimates.append(np.concatenate([draws.mean(axis=0), (draws**2).mean(axis=0)]))
+    estimates = np.array(estimates)
+    error = estimates.std(axis=0, ddof=1) / math.sqrt(len(estimates))
+    assert np.all(np.abs(estimates.mean(axis=0) - truth) / error < 4.5)
 
 
 # --------------------------------------------------------------------------- freeze
