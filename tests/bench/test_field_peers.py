@@ -335,3 +335,36 @@ def test_the_suite_page_marks_a_run_scored_at_its_own_count(tmp_path):
     cells = dict(zip(header.split("|"), row.split("|"), strict=True))
     assert "‡" in cells[" pocoMC "]
     assert "‡" not in cells[" SMC "]
+
+
+def test_the_headline_at_the_budget_leaves_out_a_peer_far_past_it(tmp_path):
+    """A peer scored at its own count that is the best peer (here a made-up one with a tenth of
+    SMC's squared errors at three times its evaluations) is the headline's best peer, marked
+    ``‡`` with its count; the second headline, at the budget, leaves it out and scores the
+    default against the best of the rest."""
+    from pathlib import Path
+
+    from pymc_kernel_steps_bench.report import _fmt, write_suite_page
+    from pymc_kernel_steps_bench.suite import ratios, read_runs, suite_table
+
+    runs = Path(__file__).resolve().parents[2] / "benchmarks" / "posteriordb" / "runs"
+    frame = read_runs(runs / "gp_pois_regr-gp_regr.csv.gz")
+    frame = frame[frame["sampler"] != "pocoMC"].assign(at_budget=True)
+    smc = frame["sampler"] == "SMC"
+    over = frame[smc].assign(
+        sampler="pocoMC",
+        at_budget=False,
+        evaluations=frame.loc[smc, "evaluations"] * 3,
+        sq_error=frame.loc[smc, "sq_error"] / 10,
+    )
+    frames = pd.concat([frame, over], ignore_index=True)
+    page = tmp_path / "posteriordb.md"
+    write_suite_page(frames, page, n_boot=20)
+    text = page.read_text()
+    within = ratios(suite_table(frame, n_boot=20), ours="KMCLite")
+    expected = within.loc[within["statistic"] == "mean", "ratio"].item()
+    sentence = next(line for line in text.splitlines() if line.startswith("Against the peers"))
+    assert "`pocoMC` on 1 posterior," in sentence
+    assert sentence.split("): ")[1].startswith(f"{_fmt(expected)}×")
+    row = next(line for line in text.splitlines() if line.startswith("| gp_pois_regr-gp_regr"))
+    assert "`pocoMC` ‡ (" in row.split("|")[4]
