@@ -462,10 +462,16 @@ LOSS_NOTES = {
 
 #: what a posterior's ratio means where it is not a loss (measured)
 POSTERIOR_NOTES = {
+    "diamonds-diamonds": (
+        "pocoMC has no figure here: its first run (2026-12-07) had not finished after 46 "
+        "minutes of CPU, where every other sampler takes at most a minute a run."
+    ),
     "hudson_lynx_hare-lotka_volterra": (
         "every sampler starts in a local mode 40 nats below the main one "
         "(`benchmarks/lotka_volterra_modes/`), and no peer leaves it at this budget (SMC 0.016 "
-        "and 0.022 over two seed sets). Since the climb before tuning (`climb=True`, "
+        "and 0.022 over two seed sets). pocoMC, which cannot stop at a budget, does at about "
+        "four times it (39,680 evaluations a run, 2 runs, 2026-12-07): 7.62 per 1000 of its "
+        "evaluations; it tempers from the prior. Since the climb before tuning (`climb=True`, "
         "2026-11-27) our chains start at the local mode's bulk instead of climbing to it by "
         "random walk. `KAMH`'s four walkers (`walkers=4`, 2026-11-27, `benchmarks/walkers/`) "
         "explore from there in turn for half of tuning and the chain goes on from the highest: "
@@ -477,7 +483,9 @@ POSTERIOR_NOTES = {
         "walker that had moved last; with that fixed (2026-12-07, `benchmarks/verify/`) "
         "`KAMH` with four walkers had 0.15 and one run of 10 2.6 sds off, without walkers "
         "1.10 and every run within 0.93 sds, and no step runs walkers by default. The table's "
-        "`KAMH` rows are still the walkers' (the suite is re-run at one commit in issue 49). "
+        "`KAMH` rows are still the walkers': this posterior's re-run at one commit (4cdb56b) "
+        "was stopped for time, so its rows of every sampler but `KMCLite`, the field's four "
+        "peers and emcee are November's. "
         "Before the climb "
         "`KAMH` converged in every run (1.17, and 15.1 on seed set 1, "
         "`benchmarks/posteriordb/runs-lv-seed1/`, not re-run). The half of `KAMH`'s envelope "
