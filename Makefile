@@ -35,7 +35,7 @@ test: $(STAMP)
 	$(PY) -m pytest -m timing
 
 # The example notebooks at their reduced size, each ending with asserts of its claims (CI runs
-# this after `make test`): about 3 minutes on 2 idle cores.
+# this after `make test`): about 2 minutes on 2 idle cores.
 test-examples: $(STAMP)
 	$(PY) -m pytest -n 2 --dist worksteal -m notebook --durations=8
 
