@@ -21,6 +21,7 @@ import pytest
 from pymc_kernel_steps.core.effective_size import effective_sample_sizes
 from pymc_kernel_steps.core.surrogates import FiniteScoreFitter, LiteScoreFitter, RegressionFitter
 from pymc_kernel_steps.core.transitions import kmc
+from tests.core.chains import assert_moments_over_chains
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -206,13 +207,11 @@ def test_chains_on_the_banana_have_its_moments(name):
     settings = settings_for(name)
     variance_x2 = 1.0 + 2.0 * 100.0**2 * BANANA_B**2
     truth = np.array([0.0, 0.0, 100.0, variance_x2])
-    estimates = []
-    for seed in range(8):
-        _, draws = run(banana_log_density, [0.0, 0.0], settings, 1000, 2000, seed=seed)
-        estimates.append(np.concatenate([draws.mean(axis=0), (draws**2).mean(axis=0)]))
-    estimates = np.array(estimates)
-    error = estimates.std(axis=0, ddof=1) / math.sqrt(len(estimates))
-    assert np.all(np.abs(estimates.mean(axis=0) - truth) / error < 4.5)
+
+    def chain(seed):
+        return run(banana_log_density, [0.0, 0.0], settings, 1000, 2000, seed=seed)[1]
+
+    assert_moments_over_chains(chain, range(8), truth)
 
 
 # --------------------------------------------------------------------------- freeze
