@@ -197,10 +197,10 @@ def write_suite_page(
         & (table["evaluations"] > OVER_BUDGET * table["posterior"].map(budget_of))
     ]
     at_budget = prepared(ratios(table.drop(over_budget.index), level=LEVEL, ours=default))
-    over = {(p, s) for p, s in zip(over_budget["posterior"], over_budget["sampler"], strict=True)}
     counts = over_budget.drop_duplicates(["posterior", "sampler"]).set_index(
         ["posterior", "sampler"]
     )["evaluations"]
+    over = set(counts.index)
 
     def peer_name(posterior: str, peer: str) -> str:
         """A peer's name, marked ``‡`` with its mean count where it ran past the budget."""
@@ -296,7 +296,7 @@ def write_suite_page(
                     for s in sorted({s for _, s in over})
                 )
                 + f", which cannot stop at the budget and spent more than {OVER_BUDGET:g} times "
-                "it there; it is scored per 1000 of its own evaluations): "
+                "it there, each scored per 1000 of its own evaluations): "
                 f"{_geomean_text(within_budget[within_budget['statistic'] == 'mean'])} on E[x] "
                 "and "
                 f"{_geomean_text(within_budget[within_budget['statistic'] == 'second_moment'])}"
