@@ -116,7 +116,7 @@ def _nuts_with_the_reference_metric(model, name):
         return pm.NUTS(potential=QuadPotentialFull(np.cov(np.concatenate(columns, axis=1).T)))
 
 
-@pytest.mark.slow
+@pytest.mark.translation
 @pytest.mark.parametrize("name", list(posteriordb.POSTERIORS))
 def test_translation_agrees_with_the_reference_draws(name):
     kwargs = {}
@@ -131,7 +131,7 @@ def test_translation_agrees_with_the_reference_draws(name):
     }
 
 
-@pytest.mark.slow
+@pytest.mark.translation
 def test_a_wrong_translation_fails_the_check():
     import pymc as pm
 

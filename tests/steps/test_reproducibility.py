@@ -32,14 +32,15 @@ SCRIPT = textwrap.dedent(
     import pytensor
     import pytensor.tensor as pt
     import pymc_kernel_steps as pks
-    from pymc_kernel_steps_bench.blackbox import black_box
-    from pymc_kernel_steps_bench.suite import SUITE
-    from pymc_kernel_steps_bench.targets import banana_model
 
+    # the harness is imported where it is used: processes started by spawn import this file
+    # and need only what unpickles a step (the harness's suite costs 1-2 s per process)
     STEPS = ("KAMH", "AdaptiveMetropolis", "KMCLite", "KMCFinite", "CKAM")
 
 
     def banana(cores, mp_ctx):
+        from pymc_kernel_steps_bench.targets import banana_model
+
         arrays = {}
         for name in STEPS:
             with banana_model(4, black_box=False):
@@ -76,6 +77,9 @@ SCRIPT = textwrap.dedent(
 
 
     def black_box_ckam():
+        from pymc_kernel_steps_bench.blackbox import black_box
+        from pymc_kernel_steps_bench.suite import SUITE
+
         with black_box(SUITE.posterior("kidiq-kidscore_momiq").model):
             idata = pm.sample(
                 step=pks.CKAM(), tune=1000, draws=1000, chains=1, cores=1, random_seed=3,
