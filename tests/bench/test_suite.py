@@ -13,6 +13,9 @@ from pymc_kernel_steps_bench import posteriordb
 from pymc_kernel_steps_bench.peers import emcee_burn_in, optimise_start, run_emcee_expert
 from pymc_kernel_steps_bench.report import write_suite_page
 from pymc_kernel_steps_bench.suite import (
+    OURS,
+    PEERS,
+    SUITE,
     _ess,
     geometric_mean_interval,
     held_out_best,
@@ -307,3 +310,14 @@ def test_a_custom_runner_without_a_chains_keyword_is_called_as_before():
     )
     _run_custom(Sampler("mine", "custom", run=run), None, 3, settings)
     assert calls == [(10, 3)]
+
+
+def test_make_bench_quick_runs_the_field_peers():
+    """`make bench-quick` runs the suite's default samplers (no `--samplers`), and those are
+    ours and every peer, the field's four (nautilus, pocoMC, dynesty, zeus) included."""
+    makefile = (Path(__file__).resolve().parents[2] / "Makefile").read_text()
+    recipe = makefile.split("\nbench-quick:", 1)[1].split("\n\n", 1)[0]
+    assert "benchmarks/posteriordb/suite.py" in recipe
+    assert "--samplers" not in recipe
+    assert set(SUITE.samplers) == {*OURS, *PEERS}
+    assert {"nautilus", "pocoMC", "dynesty", "zeus"} <= set(PEERS)
