@@ -112,7 +112,7 @@ class ScoreMatchingKMCLite(KMCLite):
 
 
 def _null_move_codes() -> list[int]:
-    from pymc_kernel_steps.steps._moves import MOVE_KINDS
+    from pymc_kernel_steps.core.moves import MOVE_KINDS
 
     return [MOVE_KINDS.index("differential_evolution"), MOVE_KINDS.index("snooker")]
 

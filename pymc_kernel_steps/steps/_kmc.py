@@ -29,7 +29,6 @@ from ..core.transitions import kmc
 from ..core.whitening import Whitening
 from ._moves import (
     learned_instance_stats,
-    move_code,
     moves_attribute,
     random_walk_share,
     require_moves,
@@ -189,12 +188,9 @@ class _KMC(KernelStep, WarmStart):
     )
     stats_dtypes_shapes = {
         **KernelStep.stats_dtypes_shapes,
-        **HMC_STATS,
-        "n_history": (np.int64, []),
-        "refit": (bool, []),
-        "surrogate": (bool, []),
-        "lengthscale": (np.float64, []),
-        "move": (np.int64, []),
+        **kmc.STATS,
+        # the step's own: the joint chain's Hamiltonian, as PyMC's HMC reports it
+        "energy": HMC_STATS["energy"],
     }
     moves = moves_attribute
     _instance_stats = learned_instance_stats
@@ -416,27 +412,11 @@ class _KMC(KernelStep, WarmStart):
         )
 
     def _transition_stats(self, transition):
-        chain = self.chain
-        proposal, log_ratio = transition.proposal, transition.log_accept_ratio
-        trajectory = proposal.extra if proposal.move is chain.hmc else None
-        # As NUTS's `diverging` (which ArviZ's plots and PyMC's checks read): a trajectory whose
-        # true energy is non-finite (it left the support, the model was NaN there, or the
-        # integration blew up), or any proposal rejected without evaluating the model.
-        diverging = transition.degenerate or (
-            trajectory is not None and not math.isfinite(log_ratio)
-        )
+        proposal = transition.proposal
+        trajectory = proposal.extra if proposal.move is self.chain.hmc else None
         return {
-            "diverging": diverging,
-            "step_size": math.nan if trajectory is None else trajectory.step_size,
-            "n_steps": 0 if trajectory is None else trajectory.n_steps,
-            "energy_error": -log_ratio if math.isfinite(log_ratio) else math.inf,
+            **super()._transition_stats(transition),
             "energy": self._energy(transition, trajectory),
-            "n_history": len(chain.history),
-            "refit": transition.info is not None and transition.info.refit,
-            "surrogate": trajectory is not None,
-            "lengthscale": chain.lengthscale,
-            "move": move_code(proposal),
-            **({} if chain.learned_moves is None else chain.learned_moves.sample_stats()),
         }
 
     def _energy(self, transition, trajectory) -> float:

@@ -1,41 +1,20 @@
-"""The steps' side of ``moves=``: the parameter's values, the ``move`` sample stat and the learned
-mixture's stats (the mixture itself is :class:`~pymc_kernel_steps.core.moves.learned.LearnedMoves`).
+"""The steps' side of ``moves=``: the parameter's values and the learned mixture's declared stats
+(the mixture itself is :class:`~pymc_kernel_steps.core.moves.learned.LearnedMoves`; the ``move``
+sample stat's codes are :data:`~pymc_kernel_steps.core.moves.MOVE_KINDS`).
 """
 
 from __future__ import annotations
 
 from .._validation import require_fraction
-from ..core.moves import Proposal
 
 __all__ = [
     "MOVES",
-    "MOVE_KINDS",
     "learned_instance_stats",
-    "move_code",
     "moves_attribute",
 ]
 
 #: the values of the steps' ``moves`` parameter
 MOVES = ("fixed", "learned")
-#: the ``move`` sample stat is the index in this tuple of the kind of move that proposed
-#: (-1: another kind)
-MOVE_KINDS = (
-    "coordinate",
-    "random_walk",
-    "surrogate_hmc",
-    "kam",
-    "differential_evolution",
-    "snooker",
-    "envelope",
-)
-
-
-def move_code(proposal: Proposal) -> int:
-    """The ``move`` stat: the index of the proposal's kind in :data:`MOVE_KINDS` (-1: other)."""
-    try:
-        return MOVE_KINDS.index(proposal.kind)
-    except ValueError:
-        return -1
 
 
 def require_moves(moves) -> str:

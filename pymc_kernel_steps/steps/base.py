@@ -61,11 +61,11 @@ class KernelStep(
     The one adapter between PyMC and the samplers' transitions
     (:mod:`~pymc_kernel_steps.core.transitions`): it compiles the model's log density, runs the
     warm-up :attr:`phases`, hands every later iteration to the step's transition
-    (``_transition_module``: its ``step`` and ``freeze``) with the chain's state
-    ``chain.transition``, and reports each iteration as sample stats, warnings and the progress
-    bar. A subclass names its transition, builds its state in :meth:`_new_chain`, may extend
-    :meth:`_sync_transition` with what its transition reads from the chain, and reports its
-    own stats in :meth:`_transition_stats` (declared in ``stats_dtypes_shapes``).
+    (``_transition_module``: its ``step``, ``freeze`` and ``sample_stats``) with the chain's
+    state ``chain.transition``, and reports each iteration as sample stats (its own and the
+    transition's ``STATS``), warnings and the progress bar. A subclass names its transition,
+    builds its state in :meth:`_new_chain`, may extend :meth:`_sync_transition` with what its
+    transition reads from the chain, and declares its stats in ``stats_dtypes_shapes``.
 
     Parameters
     ----------
@@ -332,8 +332,14 @@ class KernelStep(
 
     # ------------------------------------------------------------------ the transition
     def _transition_stats(self, transition: Transition) -> dict:
-        """Sampler-specific stats of this iteration."""
-        return {}
+        """This iteration's stats of the step's transition: its module's ``sample_stats`` (a
+        warm-up phase's iteration has no ``info``)."""
+        return self._transition_module.sample_stats(
+            self.chain.transition,
+            transition.proposal,
+            transition.log_accept_ratio,
+            transition.info,
+        )
 
     def astep(self, q0: RaveledVars) -> tuple[RaveledVars, list[dict[str, Any]]]:
         # One BLAS thread: no oversubscription when PyMC runs chains in several processes, and

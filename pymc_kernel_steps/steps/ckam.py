@@ -270,10 +270,7 @@ class CKAM(KAMStep):
 
     stats_dtypes_shapes = {
         **KernelStep.stats_dtypes_shapes,
-        "exploring": (bool, []),
-        "cycle": (np.int64, []),
-        "scale": (np.float64, []),
-        "jump": (bool, []),
+        **ckam.STATS,
     }
 
     @public_signature
@@ -426,14 +423,6 @@ class CKAM(KAMStep):
         return CKAMChain(history=state.history, random_walk=state.random_walk, transition=state)
 
     # ------------------------------------------------------------------ the transition
-    def _transition_stats(self, transition):
-        info = transition.info
-        return {
-            "exploring": info.exploring,
-            "cycle": info.cycle,
-            "scale": float(info.scale),
-            "jump": info.proposal.kind in ckam.JUMP_KINDS,
-        }
 
 
 _OPTIONS = (kam_proposal("kernel"), CYCLES)

@@ -15,7 +15,7 @@ from ..core.transitions import kamh
 from ..core.whitening import Whitening
 from ..options import Climb, Scouts
 from ._kam import KAMStep
-from ._moves import learned_instance_stats, move_code, moves_attribute, require_moves
+from ._moves import learned_instance_stats, moves_attribute, require_moves
 from ._public import MOVES, configuration, kam_proposal, public_signature, resolve, warmup_slot
 from .base import ChainState, KernelStep
 
@@ -173,12 +173,7 @@ class KAMH(KAMStep):
 
     stats_dtypes_shapes = {
         **KernelStep.stats_dtypes_shapes,
-        "nu2": (np.float64, []),
-        "gamma": (np.float64, []),
-        "lengthscale": (np.float64, []),
-        "n_history": (np.int64, []),
-        "random_walk": (bool, []),
-        "move": (np.int64, []),
+        **kamh.STATS,
     }
     moves = moves_attribute
     _instance_stats = learned_instance_stats
@@ -285,21 +280,6 @@ class KAMH(KAMStep):
         state.accepted_moves = chain.accepted_moves
         state.tuning = self.tune
         state.pooled_states = None if chain.pooled is None else chain.pooled.states
-
-    def _transition_stats(self, transition):
-        chain = self.chain
-        kernel = chain.kam.kernel if chain.kam.kernel is not None else self.kernel
-        lengthscale = getattr(kernel, "lengthscale", math.nan) if kernel is not None else math.nan
-        random_walk = not chain.kam.ready
-        return {
-            "nu2": math.nan if random_walk else chain.kam.nu2,
-            "gamma": chain.random_walk.scale.scale if random_walk else chain.kam.gamma_abs,
-            "lengthscale": float(lengthscale),
-            "n_history": len(chain.history),
-            "random_walk": random_walk,
-            "move": move_code(transition.proposal),
-            **({} if chain.learned_moves is None else chain.learned_moves.sample_stats()),
-        }
 
 
 class AdaptiveMetropolis(KAMH):

@@ -400,3 +400,23 @@ def test_an_unusable_log_density_is_rejected_and_reported(iterations):
         np.testing.assert_array_equal(state.position, position)
         assert state.log_density == log_density
         assert info.exploring == (iterations < EXPLORE)
+
+
+# --------------------------------------------------------------------------- sample stats
+def test_the_sample_stats_are_the_declared_ones_and_describe_the_iteration():
+    observed = []
+
+    def observe(state, info):
+        observed.append(ckam.sample_stats(state, info.proposal, info.log_accept_ratio, info))
+        stats = observed[-1]
+        assert stats.keys() == ckam.STATS.keys()
+        for name, (dtype, _) in ckam.STATS.items():
+            assert np.asarray(stats[name]).astype(dtype) == stats[name], name
+        assert stats["exploring"] == info.exploring and stats["cycle"] == info.cycle
+        assert stats["scale"] == info.scale
+        assert stats["jump"] == (info.proposal.kind in ckam.JUMP_KINDS)
+
+    run(gaussian_log_density, settings(), 3 * CYCLE, seed=2, observe=observe)
+    assert {s["exploring"] for s in observed} == {True, False}
+    assert len({s["cycle"] for s in observed}) == 3
+    assert any(s["jump"] for s in observed)

@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 from pymc_kernel_steps.core.effective_size import effective_sample_sizes
+from pymc_kernel_steps.core.moves import MOVE_KINDS
 from pymc_kernel_steps.core.surrogates import FiniteScoreFitter, LiteScoreFitter, RegressionFitter
 from pymc_kernel_steps.core.transitions import kmc
 from tests.core.chains import assert_moments_over_chains
@@ -343,3 +344,40 @@ def test_an_unusable_log_density_is_rejected_and_reported(name, value):
         if recorded is not None and state.tuning:
             assert len(state.evaluations.values) == recorded + evaluated
             assert all(same_value(v, value) for v in state.evaluations.values[-evaluated:])
+
+
+# --------------------------------------------------------------------------- sample stats
+@pytest.mark.parametrize("learned_moves", [False, True])
+def test_the_sample_stats_are_the_declared_ones_and_describe_the_iteration(learned_moves):
+    settings = settings_for("finite", learned_moves=learned_moves)
+    log_density = gaussian_log_density(COVARIANCE)
+    rng = np.random.default_rng(5)
+    state = kmc.init(np.array([1.0, -1.0]), log_density(np.array([1.0, -1.0])), settings)
+    declared = dict(kmc.STATS)
+    if state.learned is not None:
+        declared.update(state.learned.stats_dtypes_shapes())
+    seen_kinds, refits = set(), 0
+    for i in range(700):
+        if i == 600:
+            state = kmc.freeze(state)
+        state, info = kmc.step(rng, state, log_density)
+        stats = kmc.sample_stats(state, info.proposal, info.log_accept_ratio, info)
+        assert stats.keys() == declared.keys()
+        for name, (dtype, _) in declared.items():
+            assert same_value(np.asarray(stats[name]).astype(dtype), stats[name]), name
+        kind = info.proposal.kind
+        seen_kinds.add(kind)
+        assert MOVE_KINDS[stats["move"]] == kind
+        assert stats["surrogate"] == (kind == "surrogate_hmc")
+        assert stats["n_history"] == len(state.history) == i + 1
+        assert stats["refit"] == info.refit
+        refits += info.refit
+        if stats["surrogate"]:
+            assert stats["step_size"] > 0 and stats["n_steps"] >= 1
+        else:
+            assert math.isnan(stats["step_size"]) and stats["n_steps"] == 0
+        assert stats["lengthscale"] > 0 or (math.isnan(stats["lengthscale"]) and refits == 0)
+    assert "surrogate_hmc" in seen_kinds and refits > 0
+    # a warm-up phase's iteration (no info) has the same stats and no refit
+    stats = kmc.sample_stats(state, info.proposal, info.log_accept_ratio)
+    assert stats.keys() == declared.keys() and not stats["refit"]

@@ -22,7 +22,7 @@ from pymc_kernel_steps.core import whitening as whitening_module
 from pymc_kernel_steps.core.moves import RW_FACTOR, KAMMove
 from pymc_kernel_steps.core.transitions import kamh
 from pymc_kernel_steps.options import Climb, KAMProposal
-from pymc_kernel_steps.steps._moves import MOVE_KINDS
+from pymc_kernel_steps.core.moves import MOVE_KINDS
 
 from ..helpers import (
     CORRELATED_COV,

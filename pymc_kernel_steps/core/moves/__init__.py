@@ -1,7 +1,7 @@
 """Moves: small proposal objects with one protocol (:class:`Move`), and their mixtures and
 cycles as data. Never imports PyMC."""
 
-from .base import Move, MoveTally, Proposal
+from .base import MOVE_KINDS, Move, MoveTally, Proposal, move_code
 from .differential_evolution import DifferentialEvolution, Snooker
 from .envelope import ENVELOPE_DOF, ENVELOPE_PRODUCT_SHARE, Envelope
 from .jumps import BlindJump, CosineWalk, ModeHop
@@ -12,6 +12,7 @@ from .random_walk import RW_FACTOR, CoordinateWalk, RandomWalk, optimal_scale
 from .trajectory import SurrogateHMC, Trajectory
 
 __all__ = [
+    "MOVE_KINDS",
     "RW_FACTOR",
     "BlindJump",
     "CoordinateWalk",
@@ -33,5 +34,6 @@ __all__ = [
     "SurrogateHMC",
     "Trajectory",
     "kamh_propose",
+    "move_code",
     "optimal_scale",
 ]

@@ -19,7 +19,19 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Move", "MoveTally", "Proposal"]
+__all__ = ["MOVE_KINDS", "Move", "MoveTally", "Proposal", "move_code"]
+
+#: the ``move`` sample stat is the index in this tuple of the kind of move that proposed
+#: (-1: another kind)
+MOVE_KINDS = (
+    "coordinate",
+    "random_walk",
+    "surrogate_hmc",
+    "kam",
+    "differential_evolution",
+    "snooker",
+    "envelope",
+)
 
 
 @dataclass
@@ -151,3 +163,12 @@ class Move:
             "acceptance": self.tally.acceptance,
             "expected_squared_jump": self.tally.expected_squared_jump,
         }
+
+
+def move_code(proposal: Proposal) -> int:
+    """The ``move`` sample stat: the index of the proposal's kind in :data:`MOVE_KINDS` (-1:
+    another kind)."""
+    try:
+        return MOVE_KINDS.index(proposal.kind)
+    except ValueError:
+        return -1

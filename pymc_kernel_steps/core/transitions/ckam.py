@@ -63,10 +63,12 @@ __all__ = [
     "CKAMInfo",
     "CKAMSettings",
     "CKAMState",
+    "STATS",
     "freeze",
     "freeze_sampling_proposal",
     "init",
     "propose",
+    "sample_stats",
     "step",
 ]
 
@@ -236,6 +238,29 @@ class CKAMInfo(StepInfo):
     exploring: bool
     cycle: int
     scale: float
+
+
+#: the sample stats of :func:`sample_stats` (name: dtype and shape)
+STATS = {
+    "exploring": (bool, []),
+    "cycle": (np.int64, []),
+    "scale": (np.float64, []),
+    "jump": (bool, []),
+}
+
+
+def sample_stats(
+    state: CKAMState, proposal: Proposal, log_accept_ratio: float, info: CKAMInfo
+) -> dict:
+    """The sample stats (:data:`STATS`) of the iteration :func:`step` reported by ``info``
+    (CKAM has no warm-up phase: every iteration has one): its phase and cycle, the proposal's
+    scale, and whether it was a jump."""
+    return {
+        "exploring": info.exploring,
+        "cycle": info.cycle,
+        "scale": float(info.scale),
+        "jump": proposal.kind in JUMP_KINDS,
+    }
 
 
 def init(

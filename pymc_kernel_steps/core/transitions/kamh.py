@@ -42,6 +42,7 @@ from ..moves import (
     Mixture,
     Proposal,
     RandomWalk,
+    move_code,
     optimal_scale,
 )
 from ..proposals import kamh_feature_covariance
@@ -55,9 +56,11 @@ __all__ = [
     "KAMHSettings",
     "KAMHState",
     "LengthscaleSearch",
+    "STATS",
     "freeze",
     "init",
     "propose",
+    "sample_stats",
     "step",
 ]
 
@@ -344,6 +347,42 @@ def step(
         state.adaptation_iteration += 1
     info = KAMHInfo.of(proposal, decision)
     return state, info
+
+
+#: the sample stats of :func:`sample_stats` (name: dtype and shape); a learned mixture adds its
+#: moves' weights and acceptances
+#: (:meth:`~pymc_kernel_steps.core.moves.LearnedMoves.stats_dtypes_shapes`)
+STATS = {
+    "nu2": (np.float64, []),
+    "gamma": (np.float64, []),
+    "lengthscale": (np.float64, []),
+    "n_history": (np.int64, []),
+    "random_walk": (bool, []),
+    "move": (np.int64, []),
+}
+
+
+def sample_stats(
+    state: KAMHState, proposal: Proposal, log_accept_ratio: float, info: KAMHInfo | None = None
+) -> dict:
+    """The sample stats (:data:`STATS`) of the iteration that made ``proposal`` and left
+    ``state`` (``info`` None: a warm-up phase's): ``ν²`` and ``γ`` of the KAM move, or NaN and
+    the random walk's scale before its first fit (``random_walk``), and the kernel's
+    lengthscale (the settings' kernel before the first fit; NaN for a kernel without one)."""
+    kam = state.kam
+    kernel = kam.kernel if kam.kernel is not None else state.settings.kernel
+    random_walk = not kam.ready
+    stats = {
+        "nu2": math.nan if random_walk else kam.nu2,
+        "gamma": state.random_walk.scale.scale if random_walk else kam.gamma_abs,
+        "lengthscale": float(getattr(kernel, "lengthscale", math.nan)),
+        "n_history": len(state.history),
+        "random_walk": random_walk,
+        "move": move_code(proposal),
+    }
+    if state.learned is not None:
+        stats.update(state.learned.sample_stats())
+    return stats
 
 
 def propose(rng: np.random.Generator, state: KAMHState) -> Proposal:

@@ -50,6 +50,7 @@ from ..moves import (
     Proposal,
     RandomWalk,
     SurrogateHMC,
+    move_code,
     optimal_scale,
 )
 from ..surrogates import Evaluations, SurrogateFitter, TrainingData
@@ -58,6 +59,7 @@ from .mh import StepInfo, decide
 
 __all__ = [
     "MIN_DISTINCT_STATES",
+    "STATS",
     "EvaluationRecord",
     "KMCInfo",
     "KMCSettings",
@@ -67,6 +69,7 @@ __all__ = [
     "init",
     "propose",
     "record_evaluation",
+    "sample_stats",
     "select_again",
     "set_random_walk_metric",
     "step",
@@ -496,6 +499,51 @@ def step(
         state.adaptation_iteration += 1
     info = KMCInfo.of(proposal, decision, refit=refit)
     return state, info
+
+
+#: the sample stats of :func:`sample_stats` (name: dtype and shape), the trajectory's under the
+#: names of PyMC's HMC and NUTS; a learned mixture adds its moves' weights and acceptances
+#: (:meth:`~pymc_kernel_steps.core.moves.LearnedMoves.stats_dtypes_shapes`)
+STATS = {
+    "diverging": (bool, []),
+    "step_size": (np.float64, []),
+    "n_steps": (np.int64, []),
+    "energy_error": (np.float64, []),
+    "n_history": (np.int64, []),
+    "refit": (bool, []),
+    "surrogate": (bool, []),
+    "lengthscale": (np.float64, []),
+    "move": (np.int64, []),
+}
+
+
+def sample_stats(
+    state: KMCState, proposal: Proposal, log_accept_ratio: float, info: KMCInfo | None = None
+) -> dict:
+    """The sample stats (:data:`STATS`) of the iteration that made ``proposal`` and left
+    ``state``: the one :func:`step` reported by ``info``, or one of a warm-up phase (``info``
+    None: no refit).
+
+    ``diverging`` is NUTS's: a trajectory whose true energy is non-finite (it left the support,
+    the model was NaN there, or the integration blew up), or any proposal rejected without
+    evaluating the model (not a null proposal, which is the state itself)."""
+    trajectory = proposal.extra if proposal.move is state.hmc else None
+    degenerate = not proposal.evaluated and not proposal.null
+    hyperparameters = state.hyperparameters
+    stats = {
+        "diverging": degenerate or (trajectory is not None and not math.isfinite(log_accept_ratio)),
+        "step_size": math.nan if trajectory is None else trajectory.step_size,
+        "n_steps": 0 if trajectory is None else trajectory.n_steps,
+        "energy_error": -log_accept_ratio if math.isfinite(log_accept_ratio) else math.inf,
+        "n_history": len(state.history),
+        "refit": info is not None and info.refit,
+        "surrogate": trajectory is not None,
+        "lengthscale": math.nan if hyperparameters is None else hyperparameters.lengthscale,
+        "move": move_code(proposal),
+    }
+    if state.learned is not None:
+        stats.update(state.learned.sample_stats())
+    return stats
 
 
 def propose(rng: np.random.Generator, state: KMCState) -> Proposal:
