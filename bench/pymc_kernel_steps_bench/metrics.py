@@ -68,7 +68,7 @@ def _pooled_draws(result, k: int) -> np.ndarray:
     return _resampled(result, result["draws_array"].reshape(-1, k).shape[0])
 
 
-def _tidy(specs, runs, seeds, labels, ref, budget, replicates, keep_draws) -> pd.DataFrame:
+def _tidy(specs, runs, seeds, indices, labels, ref, budget, replicates, keep_draws) -> pd.DataFrame:
     k = len(labels)
     var_f = np.full(2 * k, math.nan)
     truth = np.full(2 * k, math.nan)
@@ -111,7 +111,7 @@ def _tidy(specs, runs, seeds, labels, ref, budget, replicates, keep_draws) -> pd
                 flat = pooled_chains.reshape(-1, k)
             step = max(1, math.ceil(len(flat) / keep_draws))
             kept[sampler.name] = flat[::step]
-        for r, res in enumerate(results):
+        for i, (r, res) in enumerate(zip(indices, results, strict=True)):
             draws = res["draws_array"]
             within = _arviz_diagnostics(draws)
             if no_chain:
@@ -126,11 +126,11 @@ def _tidy(specs, runs, seeds, labels, ref, budget, replicates, keep_draws) -> pd
                         "statistic": np.repeat(STATISTICS, k),
                         "coordinate": np.tile(np.arange(k), 2),
                         "label": labels * 2,
-                        "estimate": estimates[r],
+                        "estimate": estimates[i],
                         "truth": truth,
                         "var_f": var_f,
                         "var_f_estimated": estimated,
-                        "sq_error": sq_error[r],
+                        "sq_error": sq_error[i],
                         "ess_err": ess_err,
                         "ess_err_per_1000": ess_err_per_1000,
                         "ess_bulk": within["ess_bulk"],

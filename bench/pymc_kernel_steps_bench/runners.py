@@ -472,6 +472,7 @@ def compare_samplers(
     emcee_walkers: int = 32,
     keep_draws: int = 20_000,
     progress: Callable[[str], None] | None = None,
+    only_replicates: Sequence[int] | None = None,
 ) -> pd.DataFrame:
     """Run every sampler ``replicates`` times at an equal budget of counted target evaluations.
 
@@ -515,6 +516,11 @@ def compare_samplers(
         :func:`~.plots.plot_comparison`; 0 keeps none.
     progress : callable, optional
         Called with a short message after every run (e.g. ``print``).
+    only_replicates : sequence of int, optional
+        Run only these of the ``replicates`` (each with its seed in the whole study), so that a
+        long study can be split between processes: the frames of its parts, concatenated, have
+        the whole study's rows per replicate (the columns over replicates, ``ess_err``,
+        ``ess_err_per_1000`` and the pooled diagnostics, are then each part's own).
 
     Returns
     -------
@@ -544,7 +550,8 @@ def compare_samplers(
     ------
     ValueError
         For a budget below 1, fewer than 2 replicates with a reference, an unknown sampler, a
-        bad ``tune_fraction`` or ``chains``, NUTS without ``gradient_model``.
+        bad ``tune_fraction`` or ``chains``, NUTS without ``gradient_model``, a replicate of
+        ``only_replicates`` outside ``range(replicates)``.
     """
     import numbers
 
@@ -565,6 +572,7 @@ def compare_samplers(
     if any(s.kind == "nuts" for s in specs) and gradient_model is None:
         raise ValueError("gradient_model: 'nuts' needs a differentiable twin of the model")
     seeds = replicate_seeds(random_seed, replicates)
+    indices = _replicate_indices(replicates, only_replicates)
     settings = _Settings(
         budget=int(budget),
         tune_fraction=float(tune_fraction),
@@ -580,8 +588,8 @@ def compare_samplers(
     for sampler in specs:
         settings.pilots.clear()
         runs[sampler.name] = []
-        for r, seed in enumerate(seeds):
-            result = _RUNNERS[sampler.kind](sampler, model, seed, settings)
+        for r in indices:
+            result = _RUNNERS[sampler.kind](sampler, model, seeds[r], settings)
             result.setdefault("weights", None)
             result.setdefault("at_budget", True)
             _check_count(sampler.name, r, result, budget, sampler.kind)
@@ -595,4 +603,17 @@ def compare_samplers(
                     f"{sampler.name} replicate {r + 1}/{replicates}: "
                     f"{result['evaluations']} evaluations, {result['seconds']:.1f} s"
                 )
-    return _tidy(specs, runs, seeds, labels, ref, budget, replicates, keep_draws)
+    return _tidy(specs, runs, seeds, indices, labels, ref, budget, replicates, keep_draws)
+
+
+def _replicate_indices(replicates: int, only_replicates) -> list[int]:
+    """The replicates a study runs: all, or ``only_replicates`` (checked, in order)."""
+    if only_replicates is None:
+        return list(range(replicates))
+    chosen = sorted(set(only_replicates))
+    if not chosen or any(not 0 <= int(r) < replicates or int(r) != r for r in chosen):
+        raise ValueError(
+            f"only_replicates must name replicates in range({replicates}) (the study's "
+            f"replicates), got {list(only_replicates)!r}"
+        )
+    return [int(r) for r in chosen]

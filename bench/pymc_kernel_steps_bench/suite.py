@@ -170,10 +170,12 @@ class Study:
         random_seed: int = 0,
         progress=None,
         chains: int = 1,
+        only_replicates=None,
     ) -> pd.DataFrame:
         """Run ``samplers`` (labels; default: the study's) ``replicates`` times on the black box
         of posterior ``name``, each run ``chains`` chains of the step methods sharing the budget
-        (population samplers ignore it).
+        (population samplers ignore it); ``only_replicates``: only those of the replicates
+        (see :func:`~pymc_kernel_steps_bench.runners.compare_samplers`).
 
         Returns
         -------
@@ -198,6 +200,7 @@ class Study:
             keep_draws=0,
             progress=progress,
             chains=chains,
+            only_replicates=only_replicates,
         )
         k = len(posterior.reference.mean)
         df.insert(0, "posterior", name)

@@ -9,6 +9,8 @@ Usage::
     python benchmarks/posteriordb/suite.py --run all              # every posterior (hours)
     python benchmarks/posteriordb/suite.py --run arK-arK sblrc-blr --replicates 3 --budget 2000
     python benchmarks/posteriordb/suite.py --report
+    python benchmarks/posteriordb/suite.py --run diamonds-diamonds --samplers pocoMC \
+        --replicates 2 --only-replicates 1 --runs-dir scratch-1   # one part of a split study
 """
 
 from __future__ import annotations
@@ -105,6 +107,15 @@ def main(argv=None) -> None:
     parser.add_argument(
         "--chains", type=int, default=1, help="chains per run of the step methods (budget shared)"
     )
+    parser.add_argument(
+        "--only-replicates",
+        nargs="*",
+        type=int,
+        default=None,
+        help="run only these of the --replicates (each with its seed in the whole study) and "
+        "replace only their rows: a long study split between processes (give each its own "
+        "--runs-dir and concatenate the frames)",
+    )
     parser.add_argument("--runs-dir", type=Path, default=RUNS)
     parser.add_argument("--report", action="store_true", help="write the suite page")
     parser.add_argument("--page", type=Path, default=DOCS / "posteriordb.md")
@@ -131,16 +142,19 @@ def main(argv=None) -> None:
                 random_seed=args.seed,
                 chains=args.chains,
                 progress=lambda m, s=start: print(f"  {time.time() - s:6.0f} s {m}", flush=True),
+                only_replicates=args.only_replicates,
             )
         df["run_date"] = datetime.date.today().isoformat()
         df["command"] = " ".join(["python", *sys.argv])
         df["git_commit"] = _git_commit()
         df["machine"] = _machine()
         path = args.runs_dir / f"{name}.csv.gz"
-        if args.samplers and path.exists():
+        if (args.samplers or args.only_replicates is not None) and path.exists():
             earlier = pd.read_csv(path, dtype={"git_commit": str})
-            earlier = earlier[~earlier["sampler"].isin(args.samplers)]
-            df = pd.concat([earlier, df], ignore_index=True)
+            replaced = earlier["sampler"].isin(df["sampler"].unique())
+            if args.only_replicates is not None:
+                replaced &= earlier["replicate"].isin(args.only_replicates)
+            df = pd.concat([earlier[~replaced], df], ignore_index=True)
         df.to_csv(path, index=False)
         print(f"{name}: {time.time() - start:.0f} s", flush=True)
     if args.report:

@@ -226,6 +226,9 @@ def test_plot_returns_a_figure(iid_frame):
         ({"chains": 0}, "chains"),
         ({"reference": {"mean": [0, 0]}}, "reference"),
         ({"reference": np.zeros(3)}, "reference"),
+        ({"only_replicates": [2]}, "only_replicates"),
+        ({"only_replicates": []}, "only_replicates"),
+        ({"only_replicates": [-1]}, "only_replicates"),
     ],
 )
 def test_bad_input_names_the_parameter(kwargs, match):
@@ -234,6 +237,23 @@ def test_bad_input_names_the_parameter(kwargs, match):
     samplers = args.pop("samplers")
     with pytest.raises(ValueError, match=match):
         C.compare_samplers(_model(), samplers, **args)
+
+
+def test_a_study_split_between_runs_has_the_whole_study_s_rows():
+    """Replicates run apart (``only_replicates``), each with its seed in the whole study, give
+    the whole study's rows replicate by replicate."""
+    sampler = {"iid": C.Sampler("iid", "custom", run=_iid_run(IID_MEAN, IID_SD, 100))}
+    kwargs = {"budget": 100, "replicates": 4, "reference": IID_REF, "keep_draws": 0}
+    whole = C.compare_samplers(None, sampler, random_seed=3, **kwargs)
+    parts = [
+        C.compare_samplers(None, sampler, random_seed=3, only_replicates=chosen, **kwargs)
+        for chosen in ([3, 1], [0], [2])
+    ]
+    assert sorted(parts[0]["replicate"].unique()) == [1, 3]
+    joined = pd.concat(parts).sort_values(["replicate", "statistic", "coordinate"])
+    whole = whole.sort_values(["replicate", "statistic", "coordinate"])
+    for column in ("replicate", "seed", "estimate", "sq_error", "evaluations"):
+        np.testing.assert_array_equal(joined[column].to_numpy(), whole[column].to_numpy())
 
 
 def test_reference_shape_mismatch_is_reported():
