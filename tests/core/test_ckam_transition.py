@@ -23,6 +23,7 @@ import pytest
 from scipy import stats
 
 from pymc_kernel_steps.core.transitions import ckam
+from tests.core.chains import iterations_with_stats
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -404,19 +405,17 @@ def test_an_unusable_log_density_is_rejected_and_reported(iterations):
 
 # --------------------------------------------------------------------------- sample stats
 def test_the_sample_stats_are_the_declared_ones_and_describe_the_iteration():
+    state = start(gaussian_log_density, settings())
     observed = []
-
-    def observe(state, info):
-        observed.append(ckam.sample_stats(state, info.proposal, info.log_accept_ratio, info))
-        stats = observed[-1]
-        assert stats.keys() == ckam.STATS.keys()
-        for name, (dtype, _) in ckam.STATS.items():
-            assert np.asarray(stats[name]).astype(dtype) == stats[name], name
-        assert stats["exploring"] == info.exploring and stats["cycle"] == info.cycle
-        assert stats["scale"] == info.scale
-        assert stats["jump"] == (info.proposal.kind in ckam.JUMP_KINDS)
-
-    run(gaussian_log_density, settings(), 3 * CYCLE, seed=2, observe=observe)
+    chain = iterations_with_stats(ckam, state, gaussian_log_density, 3 * CYCLE, -1, seed=2)
+    for _, _, info, iteration_stats in chain:
+        assert (
+            iteration_stats["exploring"] == info.exploring
+            and iteration_stats["cycle"] == info.cycle
+        )
+        assert iteration_stats["scale"] == info.scale
+        assert iteration_stats["jump"] == (info.proposal.kind in ckam.JUMP_KINDS)
+        observed.append(iteration_stats)
     assert {s["exploring"] for s in observed} == {True, False}
     assert len({s["cycle"] for s in observed}) == 3
     assert any(s["jump"] for s in observed)

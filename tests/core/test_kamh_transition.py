@@ -21,7 +21,7 @@ from pymc_kernel_steps.core.effective_size import effective_sample_sizes
 from pymc_kernel_steps.core.kernels import GaussianKernel, LinearKernel
 from pymc_kernel_steps.core.moves import MOVE_KINDS
 from pymc_kernel_steps.core.transitions import kamh
-from tests.core.chains import assert_moments_over_chains
+from tests.core.chains import assert_moments_over_chains, iterations_with_stats
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -293,29 +293,22 @@ def test_an_unusable_log_density_is_rejected_and_reported():
 def test_the_sample_stats_are_the_declared_ones_and_describe_the_iteration(learned_moves):
     settings = kamh.KAMHSettings(dim=2, learned_moves=learned_moves)
     log_density = gaussian_log_density(np.array([[4.0, 1.8], [1.8, 1.0]]))
-    rng = np.random.default_rng(5)
     state = kamh.init(np.array([1.0, -1.0]), log_density(np.array([1.0, -1.0])), settings)
-    declared = dict(kamh.STATS)
-    if state.learned is not None:
-        declared.update(state.learned.stats_dtypes_shapes())
     fitted = False
-    for i in range(500):
-        if i == 400:
-            state = kamh.freeze(state)
-        state, info = kamh.step(rng, state, log_density)
-        stats = kamh.sample_stats(state, info.proposal, info.log_accept_ratio, info)
-        assert stats.keys() == declared.keys()
-        for name, (dtype, _) in declared.items():
-            value = np.asarray(stats[name]).astype(dtype)
-            assert value == stats[name] or (math.isnan(value) and math.isnan(stats[name])), name
-        assert MOVE_KINDS[stats["move"]] == info.proposal.kind
-        assert stats["n_history"] == len(state.history) == i + 1
-        assert stats["random_walk"] == (not state.kam.ready)
-        if stats["random_walk"]:  # before the first fit: the random walk's scale
-            assert math.isnan(stats["nu2"])
-            assert stats["gamma"] == state.random_walk.scale.scale
+    for i, chain_state, info, iteration_stats in iterations_with_stats(
+        kamh, state, log_density, 500, 400, 5
+    ):
+        assert MOVE_KINDS[iteration_stats["move"]] == info.proposal.kind
+        assert iteration_stats["n_history"] == len(chain_state.history) == i + 1
+        assert iteration_stats["random_walk"] == (not chain_state.kam.ready)
+        if iteration_stats["random_walk"]:  # before the first fit: the random walk's scale
+            assert math.isnan(iteration_stats["nu2"])
+            assert iteration_stats["gamma"] == chain_state.random_walk.scale.scale
         else:
             fitted = True
-            assert stats["nu2"] == state.kam.nu2 and stats["gamma"] == state.kam.gamma_abs
-            assert stats["lengthscale"] == state.kam.kernel.lengthscale
+            assert (
+                iteration_stats["nu2"] == chain_state.kam.nu2
+                and iteration_stats["gamma"] == chain_state.kam.gamma_abs
+            )
+            assert iteration_stats["lengthscale"] == chain_state.kam.kernel.lengthscale
     assert fitted

@@ -22,7 +22,7 @@ from pymc_kernel_steps.core.effective_size import effective_sample_sizes
 from pymc_kernel_steps.core.moves import MOVE_KINDS
 from pymc_kernel_steps.core.surrogates import FiniteScoreFitter, LiteScoreFitter, RegressionFitter
 from pymc_kernel_steps.core.transitions import kmc
-from tests.core.chains import assert_moments_over_chains
+from tests.core.chains import assert_moments_over_chains, iterations_with_stats
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -351,33 +351,27 @@ def test_an_unusable_log_density_is_rejected_and_reported(name, value):
 def test_the_sample_stats_are_the_declared_ones_and_describe_the_iteration(learned_moves):
     settings = settings_for("finite", learned_moves=learned_moves)
     log_density = gaussian_log_density(COVARIANCE)
-    rng = np.random.default_rng(5)
     state = kmc.init(np.array([1.0, -1.0]), log_density(np.array([1.0, -1.0])), settings)
-    declared = dict(kmc.STATS)
-    if state.learned is not None:
-        declared.update(state.learned.stats_dtypes_shapes())
     seen_kinds, refits = set(), 0
-    for i in range(700):
-        if i == 600:
-            state = kmc.freeze(state)
-        state, info = kmc.step(rng, state, log_density)
-        stats = kmc.sample_stats(state, info.proposal, info.log_accept_ratio, info)
-        assert stats.keys() == declared.keys()
-        for name, (dtype, _) in declared.items():
-            assert same_value(np.asarray(stats[name]).astype(dtype), stats[name]), name
+    for i, chain_state, info, iteration_stats in iterations_with_stats(
+        kmc, state, log_density, 700, 600, 5
+    ):
         kind = info.proposal.kind
         seen_kinds.add(kind)
-        assert MOVE_KINDS[stats["move"]] == kind
-        assert stats["surrogate"] == (kind == "surrogate_hmc")
-        assert stats["n_history"] == len(state.history) == i + 1
-        assert stats["refit"] == info.refit
+        assert MOVE_KINDS[iteration_stats["move"]] == kind
+        assert iteration_stats["surrogate"] == (kind == "surrogate_hmc")
+        assert iteration_stats["n_history"] == len(chain_state.history) == i + 1
+        assert iteration_stats["refit"] == info.refit
         refits += info.refit
-        if stats["surrogate"]:
-            assert stats["step_size"] > 0 and stats["n_steps"] >= 1
+        if iteration_stats["surrogate"]:
+            assert iteration_stats["step_size"] > 0 and iteration_stats["n_steps"] >= 1
         else:
-            assert math.isnan(stats["step_size"]) and stats["n_steps"] == 0
-        assert stats["lengthscale"] > 0 or (math.isnan(stats["lengthscale"]) and refits == 0)
+            assert math.isnan(iteration_stats["step_size"]) and iteration_stats["n_steps"] == 0
+        assert iteration_stats["lengthscale"] > 0 or (
+            math.isnan(iteration_stats["lengthscale"]) and refits == 0
+        )
     assert "surrogate_hmc" in seen_kinds and refits > 0
     # a warm-up phase's iteration (no info) has the same stats and no refit
-    stats = kmc.sample_stats(state, info.proposal, info.log_accept_ratio)
-    assert stats.keys() == declared.keys() and not stats["refit"]
+    iteration_stats = kmc.sample_stats(chain_state, info.proposal, info.log_accept_ratio)
+    assert iteration_stats.keys() == kmc.sample_stats(chain_state, info.proposal, 0.0, info).keys()
+    assert not iteration_stats["refit"]
