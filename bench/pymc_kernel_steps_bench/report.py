@@ -463,8 +463,10 @@ LOSS_NOTES = {
 #: what a posterior's ratio means where it is not a loss (measured)
 POSTERIOR_NOTES = {
     "diamonds-diamonds": (
-        "pocoMC has no figure here: its first run (2026-12-07) had not finished after 46 "
-        "minutes of CPU, where every other sampler takes at most a minute a run."
+        "pocoMC has no figure here: its two runs (2026-12-07, one per core) had not finished "
+        "after 72 minutes of CPU each, where every other sampler takes at most a minute a "
+        "run; its tempering had then reached beta 0.33 of 1, and sampling its stack showed "
+        "it in its flow training and its flow-preconditioned MCMC."
     ),
     "hudson_lynx_hare-lotka_volterra": (
         "every sampler starts in a local mode 40 nats below the main one "

@@ -12,9 +12,9 @@ import pytensor.tensor as pt
 import pytest
 
 from pymc_kernel_steps import KAMH, LogDensityError
+from pymc_kernel_steps.core.moves import MOVE_KINDS
 from pymc_kernel_steps.core.transitions import kamh, kmc
 from pymc_kernel_steps.options import KAMProposal
-from pymc_kernel_steps.core.moves import MOVE_KINDS
 from pymc_kernel_steps_bench.targets import CountingLogp
 from pymc_kernel_steps_bench.targets.lotka_volterra_rk4 import LV_TRUE, lotka_volterra_model
 

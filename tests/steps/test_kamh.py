@@ -19,10 +19,9 @@ from pymc_kernel_steps.core import (
     median_lengthscale,
 )
 from pymc_kernel_steps.core import whitening as whitening_module
-from pymc_kernel_steps.core.moves import RW_FACTOR, KAMMove
+from pymc_kernel_steps.core.moves import MOVE_KINDS, RW_FACTOR, KAMMove
 from pymc_kernel_steps.core.transitions import kamh
 from pymc_kernel_steps.options import Climb, KAMProposal
-from pymc_kernel_steps.core.moves import MOVE_KINDS
 
 from ..helpers import (
     CORRELATED_COV,

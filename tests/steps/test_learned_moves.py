@@ -9,9 +9,9 @@ import pymc as pm
 import pytest
 
 from pymc_kernel_steps import KAMH, AdaptiveMetropolis, KMCFinite, KMCLite
+from pymc_kernel_steps.core.moves import MOVE_KINDS
 from pymc_kernel_steps.core.moves.learned import LEARNED_INITIAL_WEIGHTS
 from pymc_kernel_steps.options import FixedMoves, KAMProposal, Regression
-from pymc_kernel_steps.core.moves import MOVE_KINDS
 
 from ..helpers import CORRELATED_COV, CORRELATED_MEAN, assert_moments, correlated_gaussian_model
 
